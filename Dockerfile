@@ -1,0 +1,13 @@
+# The baton worker and CLI, for docker-compose.yml. The Temporal server runs from its own image.
+ARG GO_VERSION=1.26.8
+FROM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -o /out/baton-worker ./worker && \
+    CGO_ENABLED=0 go build -trimpath -o /out/baton ./starter
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/baton-worker /out/baton /usr/local/bin/
+ENTRYPOINT ["/usr/local/bin/baton-worker"]

@@ -1,0 +1,51 @@
+# baton: `make demo` shows it working, `make test` checks everything. See README.md.
+SHELL := /bin/bash
+GO ?= go
+GOBIN := $(shell $(GO) env GOPATH)/bin
+WORKFLOWCHECK := $(GOBIN)/workflowcheck
+WORKFLOWCHECK_VERSION := v0.6.0
+DEVSERVER_SRC := $(wildcard tools/devserver/*.go) tools/devserver/go.mod tools/devserver/go.sum
+TEST_TIMEOUT ?= 30m
+
+.PHONY: all build test vet workflowcheck demo up clean FORCE
+
+all: build
+
+build: bin/baton bin/baton-worker bin/temporal-dev
+
+# Go's build cache makes these cheap; always asking go keeps them from going stale.
+bin/baton: FORCE
+	$(GO) build -o $@ ./starter
+
+bin/baton-worker: FORCE
+	$(GO) build -o $@ ./worker
+
+# The Temporal server is a separate module; its first build takes about 10 minutes.
+bin/temporal-dev: $(DEVSERVER_SRC)
+	@echo "building the Temporal dev server (first time: ~10 min)"
+	cd tools/devserver && $(GO) build -o ../../bin/temporal-dev .
+
+$(WORKFLOWCHECK):
+	$(GO) install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)
+
+vet:
+	$(GO) vet ./...
+	cd tools/devserver && $(GO) vet ./...
+
+workflowcheck: $(WORKFLOWCHECK)
+	$(WORKFLOWCHECK) -show-pos ./workflows/...
+
+test: build vet workflowcheck
+	cd tools/devserver && $(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+demo: build
+	./scripts/demo.sh
+
+up: build
+	./scripts/up.sh
+
+clean:
+	rm -rf bin .baton
+
+FORCE:

@@ -1,0 +1,31 @@
+// Package activities holds everything in baton that does I/O, as methods on one struct that
+// holds the dependencies. The worker registers each method under the name the workflows use.
+package activities
+
+import (
+	"context"
+
+	"go.temporal.io/sdk/activity"
+	"go.uber.org/zap"
+)
+
+// Activities are the I/O steps of baton's workflows.
+type Activities struct {
+	// Identity names this worker process, as its Temporal client does.
+	Identity string
+	Logger   *zap.Logger
+}
+
+// Ping answers with the identity of the worker that ran it.
+func (a *Activities) Ping(ctx context.Context, message string) (string, error) {
+	info := activity.GetInfo(ctx)
+	a.logger().Debug("ping", zap.String("message", message), zap.String("workflowId", info.WorkflowExecution.ID))
+	return a.Identity, nil
+}
+
+func (a *Activities) logger() *zap.Logger {
+	if a.Logger == nil {
+		return zap.NewNop()
+	}
+	return a.Logger
+}

@@ -1,0 +1,68 @@
+package env
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sethvargo/go-envconfig"
+)
+
+func TestLoadWorkerDefaults(t *testing.T) {
+	w, err := LoadWorker(context.Background(), envconfig.MapLookuper(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Worker{
+		Temporal:  Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "baton"},
+		Store:     DefaultStore,
+		LogLevel:  "info",
+		LogFormat: "json",
+	}
+	if w != want {
+		t.Errorf("got %+v, want %+v", w, want)
+	}
+}
+
+func TestLoadWorkerNamesTheBadVariable(t *testing.T) {
+	existing := filepath.Join(t.TempDir(), "openclaw.json5")
+	if err := os.WriteFile(existing, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		env     map[string]string
+		wantErr string // "" means valid
+	}{
+		{"a full valid environment", map[string]string{
+			"TEMPORAL_ADDRESS": "temporal:7233", "TEMPORAL_NAMESPACE": "agents", "BATON_TASK_QUEUE": "q",
+			"BATON_STORE": "postgres://u@db/baton", "BATON_CONFIG": existing, "LOG_LEVEL": "debug", "LOG_FORMAT": "console",
+		}, ""},
+		{"an address without a port", map[string]string{"TEMPORAL_ADDRESS": "localhost"}, "TEMPORAL_ADDRESS"},
+		{"an address with a bad port", map[string]string{"TEMPORAL_ADDRESS": "localhost:http"}, "TEMPORAL_ADDRESS"},
+		{"an empty address", map[string]string{"TEMPORAL_ADDRESS": ""}, "TEMPORAL_ADDRESS: empty"},
+		{"an empty namespace", map[string]string{"TEMPORAL_NAMESPACE": " "}, "TEMPORAL_NAMESPACE"},
+		{"an empty task queue", map[string]string{"BATON_TASK_QUEUE": ""}, "BATON_TASK_QUEUE"},
+		{"a store with an unknown scheme", map[string]string{"BATON_STORE": "mysql://db"}, `BATON_STORE: unknown scheme "mysql"`},
+		{"a store that is a bare path", map[string]string{"BATON_STORE": "./baton.db"}, "BATON_STORE"},
+		{"a store with no database", map[string]string{"BATON_STORE": "sqlite://"}, "BATON_STORE"},
+		{"a config file that does not exist", map[string]string{"BATON_CONFIG": "/nonexistent/openclaw.json"}, "BATON_CONFIG"},
+		{"an unknown log level", map[string]string{"LOG_LEVEL": "loud"}, `LOG_LEVEL: "loud"`},
+		{"an unknown log format", map[string]string{"LOG_FORMAT": "xml"}, `LOG_FORMAT: "xml"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := LoadWorker(context.Background(), envconfig.MapLookuper(c.env))
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case c.wantErr != "" && err == nil:
+				t.Errorf("accepted; want an error naming %q", c.wantErr)
+			case c.wantErr != "" && !strings.HasPrefix(err.Error(), c.wantErr):
+				t.Errorf("error %q does not start with %q", err, c.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"github.com/batonhq/baton/internal/logging"
+	"io"
+	"time"
+
+	"github.com/batonhq/baton/internal/env"
+	"go.temporal.io/sdk/client"
+)
+
+// temporalFlags are the connection flags every command that talks to Temporal takes. Their
+// defaults come from the environment, as for the worker.
+type temporalFlags struct {
+	env.Temporal
+}
+
+func (t *temporalFlags) register(fs *flag.FlagSet) {
+	// A bad environment value is reported by validate, unless a flag replaces it.
+	t.Temporal, _ = env.LoadTemporal(context.Background(), nil)
+	fs.StringVar(&t.Address, "address", t.Address, "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
+	fs.StringVar(&t.Namespace, "namespace", t.Namespace, "Temporal namespace (env TEMPORAL_NAMESPACE)")
+	fs.StringVar(&t.TaskQueue, "task-queue", t.TaskQueue, "task queue of baton's workers (env BATON_TASK_QUEUE)")
+}
+
+// validate reports a bad environment value only when no flag replaced it.
+func (t *temporalFlags) validate(set map[string]bool) error {
+	if err := env.ValidateAddress(t.Address); err != nil {
+		if set["address"] {
+			return fmt.Errorf("--address: %w", err)
+		}
+		return fmt.Errorf("TEMPORAL_ADDRESS: %w", err)
+	}
+	if t.Namespace == "" {
+		return errors.New("--namespace / TEMPORAL_NAMESPACE: empty")
+	}
+	if t.TaskQueue == "" {
+		return errors.New("--task-queue / BATON_TASK_QUEUE: empty")
+	}
+	return nil
+}
+
+// dial connects, retrying until ctx ends so that a command run right after the server starts
+// waits for it instead of failing.
+func (t *temporalFlags) dial(ctx context.Context) (client.Client, error) {
+	for {
+		c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logging.Discard})
+		if err == nil {
+			return c, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("cannot connect to Temporal at %s (namespace %s): %w", t.Address, t.Namespace, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// parseFlags parses args and says what was wrong in one line; it returns the flags given.
+func parseFlags(fs *flag.FlagSet, args []string, errOut io.Writer) (map[string]bool, int, bool) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(errOut)
+			fmt.Fprintf(errOut, "Usage of baton %s:\n", fs.Name())
+			fs.PrintDefaults()
+			return nil, 0, false
+		}
+		fmt.Fprintf(errOut, "baton %s: %v\n", fs.Name(), err)
+		return nil, exitUsage, false
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set, 0, true
+}

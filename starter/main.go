@@ -1,0 +1,73 @@
+// Command baton is baton's command line: it starts replies and manages what they depend on.
+// Every command reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and BATON_TASK_QUEUE like the worker,
+// and takes --address, --namespace and --task-queue to override them.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// command is one `baton NAME` subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, out, errOut io.Writer) int
+}
+
+var commands = map[string]command{
+	"ping":    {"check that a worker answers on the task queue", runPing},
+	"version": {"print baton's version", runVersion},
+}
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, out, errOut io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printUsage(out)
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(errOut, "baton: unknown command %q (run 'baton help')\n", args[0])
+		return exitUsage
+	}
+	return cmd.run(ctx, args[1:], out, errOut)
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "baton: durable model failover for LLM agents, on Temporal.")
+	fmt.Fprintln(w, "\nUsage: baton COMMAND [flags]   (baton COMMAND --help for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintln(w, "\nEnvironment: TEMPORAL_ADDRESS (127.0.0.1:7233), TEMPORAL_NAMESPACE (default), BATON_TASK_QUEUE (baton).")
+}
+
+func runVersion(_ context.Context, args []string, out, errOut io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(errOut, "baton version: unexpected argument %q\n", strings.Join(args, " "))
+		return exitUsage
+	}
+	fmt.Fprintf(out, "baton %s\n", version)
+	return 0
+}

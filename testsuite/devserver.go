@@ -1,0 +1,186 @@
+// Package testsuite is the harness shared by baton's tests and `baton simulate`: it starts the
+// embedded Temporal dev server (bin/temporal-dev) and hands out clients and workers.
+package testsuite
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/batonhq/baton/internal/logging"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdktestsuite "go.temporal.io/sdk/testsuite"
+)
+
+// DevServerEnv overrides where the dev server binary is found.
+const DevServerEnv = "BATON_TEMPORAL_DEV"
+
+// DevServerPath returns $BATON_TEMPORAL_DEV, or bin/temporal-dev at the root of this module. A
+// missing binary is an error that says how to build it: tests fail, never skip, without it.
+func DevServerPath() (string, error) {
+	if p := os.Getenv(DevServerEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", DevServerEnv, p, err)
+		}
+		return p, nil
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(root, "bin", "temporal-dev")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("the Temporal dev server is not built (%s missing): run `make build` first", p)
+	}
+	return p, nil
+}
+
+// ModuleRoot is the folder of baton's go.mod, found upwards from the working directory.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(data, []byte("module github.com/batonhq/baton\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("baton's go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Server is a running bin/temporal-dev process.
+type Server struct {
+	dev     *sdktestsuite.DevServer
+	logPath string
+}
+
+// ServerOptions tune StartServer; the zero value is an in-memory, headless server on a free port.
+type ServerOptions struct {
+	// HostPort to listen on; a free loopback port when empty.
+	HostPort string
+	// DBFilename keeps state in a SQLite file, so a restarted server finds it again.
+	DBFilename string
+	// UI starts the Web UI on UIPort (default: port + 1000).
+	UI     bool
+	UIPort string
+}
+
+// StartServer starts bin/temporal-dev through the SDK's StartDevServer and waits until it serves.
+func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	path, err := DevServerPath()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.CreateTemp("", "temporal-dev-*.log")
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	dev, err := sdktestsuite.StartDevServer(ctx, sdktestsuite.DevServerOptions{
+		ExistingPath:  path,
+		ClientOptions: &client.Options{HostPort: opts.HostPort, Namespace: "default", Logger: logging.Discard},
+		DBFilename:    opts.DBFilename,
+		EnableUI:      opts.UI,
+		UIPort:        opts.UIPort,
+		LogLevel:      "warn",
+		Stdout:        logFile,
+		Stderr:        logFile,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w\n%s", path, err, tail(logFile.Name(), 20))
+	}
+	return &Server{dev: dev, logPath: logFile.Name()}, nil
+}
+
+// Client is connected to the server's default namespace.
+func (s *Server) Client() client.Client { return s.dev.Client() }
+
+// HostPort is the frontend's address.
+func (s *Server) HostPort() string { return s.dev.FrontendHostPort() }
+
+// LogPath is the file the server writes its output to.
+func (s *Server) LogPath() string { return s.logPath }
+
+// Stop interrupts the server and waits for it to exit.
+func (s *Server) Stop() error {
+	s.dev.Client().Close()
+	err := s.dev.Stop()
+	if err == nil {
+		_ = os.Remove(s.logPath)
+	}
+	return err
+}
+
+var (
+	sharedMu     sync.Mutex
+	sharedServer *Server
+	sharedErr    error
+)
+
+// Main runs a test package with one dev server shared by all its tests: call it from TestMain.
+// The server starts on first use, so packages whose selected tests need none start none.
+func Main(m *testing.M) {
+	code := m.Run()
+	sharedMu.Lock()
+	if sharedServer != nil {
+		if err := sharedServer.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "testsuite: stopping the dev server: %v\n", err)
+		}
+	}
+	sharedMu.Unlock()
+	os.Exit(code)
+}
+
+// SharedServer returns the package's dev server, starting it on first use. The test fails if
+// the server cannot start (for example bin/temporal-dev is missing).
+func SharedServer(t testing.TB) *Server {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedServer == nil && sharedErr == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		sharedServer, sharedErr = StartServer(ctx, ServerOptions{})
+		cancel()
+	}
+	if sharedErr != nil {
+		t.Fatalf("dev server: %v", sharedErr)
+	}
+	return sharedServer
+}
+
+// Client hands out the shared server's client.
+func Client(t testing.TB) client.Client {
+	t.Helper()
+	return SharedServer(t).Client()
+}
+
+func tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,68 @@
+// Command temporal-dev runs a real Temporal server (frontend, history, matching and worker services)
+// in one process on SQLite, with the Web UI, so that baton's demo and tests need neither Docker nor
+// a download. It accepts the flags that the Go SDK's testsuite.StartDevServer passes, so tests start
+// it with DevServerOptions{ExistingPath: "bin/temporal-dev"}.
+//
+// It lives in its own Go module because go.temporal.io/server pins an older go.temporal.io/api than
+// the SDK the rest of baton uses.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// exitUsage is the exit code for bad flags, as for every baton command.
+const exitUsage = 2
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	// Listen before anything starts: a caller may interrupt as soon as the frontend answers.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	opts, err := parseArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
+		return exitUsage
+	}
+	srv, err := newDevServer(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
+		return 1
+	}
+	if err := srv.start(); err != nil {
+		fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
+		srv.stop()
+		return 1
+	}
+	fmt.Fprintf(stdout, "Temporal server: %s (namespace %s)\n", opts.frontendAddress(), strings.Join(opts.namespaces, ", "))
+	if opts.headless {
+		fmt.Fprintln(stdout, "Web UI: off (--headless)")
+	} else {
+		fmt.Fprintf(stdout, "Web UI: http://%s\n", opts.uiAddress())
+	}
+
+	select {
+	case s := <-sig:
+		fmt.Fprintf(stderr, "temporal-dev: %v received, stopping\n", s)
+	case err := <-srv.uiErr:
+		fmt.Fprintf(stderr, "temporal-dev: web UI: %v\n", err)
+		srv.stop()
+		return 1
+	}
+	srv.stop()
+	fmt.Fprintln(stderr, "temporal-dev: stopped")
+	return 0
+}

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/metrics"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+const clusterName = "active"
+
+// devServer is the Temporal server and, unless headless, the Web UI in front of it.
+type devServer struct {
+	opts     *options
+	logLevel zap.AtomicLevel
+	server   temporal.Server
+	ui       *uiserver.Server
+	uiErr    chan error
+}
+
+func newDevServer(opts *options) (*devServer, error) {
+	// Say plainly which port is taken, instead of the server's fx start-up trace.
+	if err := portFree(opts.frontendAddress()); err != nil {
+		return nil, fmt.Errorf("--port %d: %w", opts.port, err)
+	}
+	if !opts.headless {
+		if err := portFree(opts.uiAddress()); err != nil {
+			return nil, fmt.Errorf("--ui-port %d: %w (pass --ui-port or --headless)", opts.uiPort, err)
+		}
+	}
+
+	sqlConf, err := sqlConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := serverConfig(opts, sqlConf)
+	if err != nil {
+		return nil, err
+	}
+
+	var namespaces []*sqliteschema.NamespaceConfig
+	for _, ns := range opts.namespaces {
+		nsConf, err := sqliteschema.NewNamespaceConfig(clusterName, ns, false, opts.searchAttributes)
+		if err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", ns, err)
+		}
+		namespaces = append(namespaces, nsConf)
+	}
+	if err := sqliteschema.CreateNamespaces(sqlConf, namespaces...); err != nil {
+		return nil, fmt.Errorf("creating namespaces: %w", err)
+	}
+
+	zl, level := zapLogger(opts)
+	logger := log.NewZapLogger(zl)
+	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&conf.Global.Authorization, logger)
+	if err != nil {
+		return nil, fmt.Errorf("claim mapper: %w", err)
+	}
+
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(logger),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(dynamicConfig(opts)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("creating server: %w", err)
+	}
+	return &devServer{opts: opts, logLevel: level, server: srv, uiErr: make(chan error, 1)}, nil
+}
+
+func (d *devServer) start() error {
+	if err := d.server.Start(); err != nil {
+		return fmt.Errorf("starting server: %w", err)
+	}
+	// A namespace kept in a --db-filename from an earlier run lacks attributes added since.
+	if err := d.ensureSearchAttributes(); err != nil {
+		return err
+	}
+	if d.opts.headless {
+		return nil
+	}
+	d.ui = uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
+		TemporalGRPCAddress: d.opts.frontendAddress(),
+		Host:                d.opts.ip,
+		Port:                d.opts.uiPort,
+		EnableUI:            true,
+		DefaultNamespace:    d.opts.namespaces[0],
+		HideLogs:            true,
+		DisableNewsFetch:    true, // no internet here, and none wanted
+		CORS:                uiconfig.CORS{CookieInsecure: true},
+		Codec:               uiconfig.Codec{Endpoint: d.opts.uiCodecEndpoint},
+	}))
+	go func() {
+		if err := d.ui.Start(); err != nil {
+			d.uiErr <- err
+		}
+	}()
+	return nil
+}
+
+func (d *devServer) stop() {
+	// Services lose each other while stopping and say so at error level: expected, not news.
+	d.logLevel.SetLevel(zap.DPanicLevel)
+	if d.ui != nil {
+		d.ui.Stop()
+	}
+	if err := d.server.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "temporal-dev: stopping: %v\n", err)
+	}
+}
+
+func (d *devServer) ensureSearchAttributes() error {
+	conn, err := grpc.NewClient(d.opts.frontendAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("connecting to frontend: %w", err)
+	}
+	defer conn.Close()
+	op := operatorservice.NewOperatorServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, ns := range d.opts.namespaces {
+		list, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: ns})
+		if err != nil {
+			return fmt.Errorf("listing search attributes of %s: %w", ns, err)
+		}
+		missing := map[string]enumspb.IndexedValueType{}
+		for name, t := range d.opts.searchAttributes {
+			if _, ok := list.GetCustomAttributes()[name]; !ok {
+				missing[name] = t
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		if _, err := op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+			Namespace: ns, SearchAttributes: missing,
+		}); err != nil {
+			return fmt.Errorf("adding search attributes %v to %s: %w", sortedKeys(missing), ns, err)
+		}
+	}
+	return nil
+}
+
+func sqlConfig(opts *options) (*config.SQL, error) {
+	conf := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
+	if opts.dbFilename == "" {
+		// A shared in-memory database, named uniquely so two servers in one process never meet.
+		conf.ConnectAttributes["mode"] = "memory"
+		conf.ConnectAttributes["cache"] = "shared"
+		// The plugin creates the schema of an in-memory database itself.
+		conf.DatabaseName = "temporal-dev-" + randomSuffix()
+		return conf, nil
+	}
+	conf.DatabaseName = opts.dbFilename
+	conf.ConnectAttributes["mode"] = "rwc"
+	conf.ConnectAttributes["_journal_mode"] = "wal"
+	_, statErr := os.Stat(opts.dbFilename)
+	switch {
+	case errors.Is(statErr, os.ErrNotExist):
+		if _, err := os.Stat(filepath.Dir(opts.dbFilename)); err != nil {
+			return nil, fmt.Errorf("--db-filename %s: folder missing: %w", opts.dbFilename, err)
+		}
+		if err := sqliteschema.SetupSchema(conf); err != nil {
+			_ = os.Remove(opts.dbFilename) // no half-made database left behind
+			return nil, fmt.Errorf("--db-filename %s: setting up schema: %w", opts.dbFilename, err)
+		}
+	case statErr != nil:
+		return nil, fmt.Errorf("--db-filename %s: %w", opts.dbFilename, statErr)
+	}
+	return conf, nil
+}
+
+func serverConfig(opts *options, sqlConf *config.SQL) (*config.Config, error) {
+	conf := &config.Config{}
+	conf.Global.Membership = config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"}
+	if opts.metricsPort != 0 {
+		conf.Global.Metrics = &metrics.Config{Prometheus: &metrics.PrometheusConfig{
+			ListenAddress: net.JoinHostPort(opts.ip, strconv.Itoa(opts.metricsPort)),
+			HandlerPath:   "/metrics",
+		}}
+	}
+	conf.Persistence = config.Persistence{
+		DefaultStore:     sqliteplugin.PluginName,
+		VisibilityStore:  sqliteplugin.PluginName,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlConf}},
+	}
+	conf.ClusterMetadata = &cluster.Config{
+		EnableGlobalNamespace:    false,
+		FailoverVersionIncrement: 10,
+		MasterClusterName:        clusterName,
+		CurrentClusterName:       clusterName,
+		ClusterInformation: map[string]cluster.ClusterInformation{
+			clusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: opts.frontendAddress()},
+		},
+	}
+	conf.DCRedirectionPolicy = config.DCRedirectionPolicy{Policy: "noop"}
+	conf.Services = map[string]config.Service{}
+	for _, name := range temporal.DefaultServices {
+		rpc := config.RPC{BindOnLocalHost: true}
+		var err error
+		if name == "frontend" {
+			rpc.GRPCPort = opts.port
+			rpc.BindOnLocalHost = false
+			rpc.BindOnIP = opts.ip
+			// The HTTP API (and Nexus) listen too, on --http-port or any free port.
+			if rpc.HTTPPort = opts.httpPort; rpc.HTTPPort == 0 {
+				if rpc.HTTPPort, err = freePort(); err != nil {
+					return nil, err
+				}
+			}
+		} else if rpc.GRPCPort, err = freePort(); err != nil {
+			return nil, err
+		}
+		if rpc.MembershipPort, err = freePort(); err != nil {
+			return nil, err
+		}
+		conf.Services[name] = config.Service{RPC: rpc}
+	}
+	conf.Archival = config.Archival{
+		History:    config.HistoryArchival{State: "disabled"},
+		Visibility: config.VisibilityArchival{State: "disabled"},
+	}
+	conf.NamespaceDefaults = config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+		History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+		Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+	}}
+	conf.PublicClient = config.PublicClient{HostPort: opts.frontendAddress()}
+	return conf, nil
+}
+
+// dynamicConfig starts from what a development server wants and lets --dynamic-config-value win.
+func dynamicConfig(opts *options) dynamicconfig.StaticClient {
+	dc := dynamicconfig.StaticClient{
+		// Off: it calls the internet.
+		dynamicconfig.MakeKey("frontend.enableServerVersionCheck"): false,
+		// New search attributes are visible at once, not after a cache refresh.
+		dynamicconfig.MakeKey("system.forceSearchAttributesCacheRefreshOnRead"): true,
+		dynamicconfig.MakeKey("frontend.enableUpdateWorkflowExecution"):         true,
+		dynamicconfig.MakeKey("frontend.enableExecuteMultiOperation"):           true,
+		dynamicconfig.MakeKey("history.hostLevelCacheMaxSize"):                  8192,
+		dynamicconfig.MakeKey("frontend.namespaceRPS.visibility"):               100,
+	}
+	for k, v := range opts.dynamicConfig {
+		dc[dynamicconfig.MakeKey(k)] = v
+	}
+	return dc
+}
+
+func zapLogger(opts *options) (*zap.Logger, zap.AtomicLevel) {
+	level := zap.NewAtomicLevel()
+	_ = level.UnmarshalText([]byte(opts.logLevel)) // validated in parseArgs
+	enc := zap.NewProductionEncoderConfig()
+	enc.TimeKey = "ts"
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	encCfg := zap.NewProductionConfig()
+	encCfg.Level = level
+	encCfg.Encoding = opts.logFormat
+	encCfg.EncoderConfig = enc
+	encCfg.OutputPaths = []string{"stderr"}
+	encCfg.ErrorOutputPaths = []string{"stderr"}
+	encCfg.DisableStacktrace = true
+	encCfg.Sampling = nil
+	l, err := encCfg.Build()
+	if err != nil {
+		return zap.NewNop(), level
+	}
+	return l, level
+}
+
+func portFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s is not free: %w", addr, err)
+	}
+	return l.Close()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func sortedKeys(m map[string]enumspb.IndexedValueType) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

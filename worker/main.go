@@ -1,0 +1,103 @@
+// Command baton-worker runs baton's workflows and activities. It reads its settings from the
+// environment (see README.md), connects to Temporal, polls BATON_TASK_QUEUE until SIGINT or
+// SIGTERM, then drains: running activities get WorkerStopTimeout to finish.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/internal/env"
+	"github.com/batonhq/baton/internal/logging"
+	"github.com/batonhq/baton/internal/registry"
+	"github.com/sethvargo/go-envconfig"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+)
+
+const (
+	exitFailure = 1
+	exitUsage   = 2
+	// stopTimeout bounds the drain: a model call in flight may take a while to finish streaming.
+	stopTimeout = 30 * time.Second
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], envconfig.OsLookuper(), os.Stderr, worker.InterruptCh()))
+}
+
+func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <-chan any) int {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+			fmt.Fprint(stderr, usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "baton-worker: unknown argument %q (it takes none; settings come from the environment, see --help)\n", args[0])
+		return exitUsage
+	}
+	cfg, err := env.LoadWorker(context.Background(), lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton-worker: %v\n", err)
+		return exitUsage
+	}
+	logger, err := logging.New(cfg.LogLevel, cfg.LogFormat)
+	if err != nil { // validated above; kept for safety
+		fmt.Fprintf(stderr, "baton-worker: %v\n", err)
+		return exitUsage
+	}
+	defer func() { _ = logger.Sync() }()
+
+	identity := workerIdentity()
+	c, err := client.Dial(client.Options{
+		Identity:  identity,
+		HostPort:  cfg.Address,
+		Namespace: cfg.Namespace,
+		Logger:    logging.SDK(logger),
+	})
+	if err != nil {
+		logger.Error("cannot connect to Temporal", zap.String("TEMPORAL_ADDRESS", cfg.Address),
+			zap.String("TEMPORAL_NAMESPACE", cfg.Namespace), zap.Error(err))
+		fmt.Fprintf(stderr, "baton-worker: cannot connect to Temporal at %s (TEMPORAL_ADDRESS), namespace %s: %v\n",
+			cfg.Address, cfg.Namespace, err)
+		return exitFailure
+	}
+	defer c.Close()
+
+	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: stopTimeout})
+	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger})
+
+	logger.Info("baton-worker polling", zap.String("address", cfg.Address),
+		zap.String("namespace", cfg.Namespace), zap.String("taskQueue", cfg.TaskQueue))
+	if err := w.Run(interrupt); err != nil {
+		logger.Error("worker stopped", zap.Error(err))
+		return exitFailure
+	}
+	logger.Info("baton-worker stopped")
+	return 0
+}
+
+// workerIdentity is the SDK's default form, pid@host, made here so activities can report it.
+func workerIdentity() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown-host"
+	}
+	return fmt.Sprintf("%d@%s", os.Getpid(), host)
+}
+
+const usage = `baton-worker runs baton's workflows and activities. It takes no arguments.
+
+Environment:
+  TEMPORAL_ADDRESS    Temporal frontend host:port (default 127.0.0.1:7233)
+  TEMPORAL_NAMESPACE  namespace (default "default")
+  BATON_TASK_QUEUE    task queue to poll (default "baton")
+  BATON_STORE         sqlite://PATH or postgres://... (default sqlite://./.baton/baton.db)
+  BATON_CONFIG        OpenClaw-shaped JSON5 config file (optional)
+  LOG_LEVEL           debug | info | warn | error (default info)
+  LOG_FORMAT          json | console (default json)
+`
