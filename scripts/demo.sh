@@ -32,4 +32,6 @@ echo "Web UI: http://127.0.0.1:$ui_port/namespaces/default/workflows"
 if [[ -t 0 && "${BATON_DEMO_KEEP:-1}" == 1 ]]; then
   echo "The server and the worker keep running so you can look around. Press Ctrl-C to stop."
   wait "${pids[0]}" || true
+else
+  echo "(Not run from a terminal, so everything stops now: run 'make demo' in a terminal to keep it up.)"
 fi

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/internal/registry"
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/workflows"
@@ -24,8 +25,7 @@ var record = flag.Bool("record", false, "rewrite workflows/testdata from runs on
 func TestMain(m *testing.M) { testsuite.Main(m) }
 
 func TestPingReturnsTheAnsweringWorker(t *testing.T) {
-	var s sdktestsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newTestEnv()
 	env.RegisterWorkflowWithOptions(workflows.PingWorkflow, workflowName(workflows.PingWorkflowName))
 	env.RegisterActivityWithOptions(func(_ context.Context, msg string) (string, error) { return "w1@" + msg, nil },
 		activity.RegisterOptions{Name: workflows.PingActivityName})
@@ -43,8 +43,7 @@ func TestPingReturnsTheAnsweringWorker(t *testing.T) {
 }
 
 func TestPingFailsWhenTheActivityFails(t *testing.T) {
-	var s sdktestsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newTestEnv()
 	env.RegisterWorkflowWithOptions(workflows.PingWorkflow, workflowName(workflows.PingWorkflowName))
 	calls := 0
 	env.RegisterActivityWithOptions(func(context.Context, string) (string, error) { calls++; return "", errors.New("down") },
@@ -56,6 +55,12 @@ func TestPingFailsWhenTheActivityFails(t *testing.T) {
 	if calls != 1 {
 		t.Errorf("activity called %d times; ping must not retry", calls)
 	}
+}
+
+func newTestEnv() *sdktestsuite.TestWorkflowEnvironment {
+	var s sdktestsuite.WorkflowTestSuite
+	s.SetLogger(logging.Discard)
+	return s.NewTestWorkflowEnvironment()
 }
 
 // TestPingReplaysRecordedHistory replays the history a real server recorded: a change to what
