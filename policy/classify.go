@@ -88,7 +88,7 @@ func Classify(f Failure) Reason {
 		}
 	}
 	if status != 0 {
-		return classifyStatus(status, r, msg, f.Body)
+		return classifyStatus(status, r, f)
 	}
 	if r == ReasonNone && f.Net != "" {
 		return ReasonTimeout // a transport failure before any answer
@@ -240,7 +240,8 @@ func classifyCode(code string) Reason {
 }
 
 // classifyStatus maps an HTTP status, keeping what the message says where the seeds let it.
-func classifyStatus(status int, r Reason, msg, body string) Reason {
+func classifyStatus(status int, r Reason, f Failure) Reason {
+	msg, body := strings.TrimSpace(f.Message), f.Body
 	switch {
 	case status == 402:
 		if msg == "" && body == "" {
@@ -248,8 +249,10 @@ func classifyStatus(status int, r Reason, msg, body string) Reason {
 		}
 		return classify402(firstNonEmpty(msg, body))
 	case status == 429:
-		if r == ReasonBilling {
-			return r
+		// A 429 that says the money ran out (OpenAI's insufficient_quota) is billing.
+		if r == ReasonBilling || isBillingText(strings.ToLower(msg)) || isBillingText(strings.ToLower(body)) ||
+			classifyType(f.Type) == ReasonBilling || classifyCode(f.Code) == ReasonBilling {
+			return ReasonBilling
 		}
 		return ReasonRateLimit
 	case status == 401 || status == 403:

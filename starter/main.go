@@ -24,8 +24,9 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"ping":    {"check that a worker answers on the task queue", runPing},
-	"version": {"print baton's version", runVersion},
+	"classify": {"classify provider errors: JSON lines on stdin, one {\"reason\"} per line out", runClassify},
+	"ping":     {"check that a worker answers on the task queue", runPing},
+	"version":  {"print baton's version", runVersion},
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
