@@ -1,0 +1,214 @@
+package policy
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const openClawConfig = `// an OpenClaw config, JSON5
+{
+  gateway: { port: 18789 },            // not ours: ignored
+  agents: {
+    defaults: {
+      model: { primary: "openai/gpt-5", fallbacks: ["anthropic/claude-sonnet-4-5", 'openrouter/meta-llama/llama-3.3-70b',] },
+      imageModel: "openai/gpt-image-1",
+      models: { "openai/gpt-5": { alias: "gpt" } },
+      heartbeat: { every: "30m", message: "tick" },
+    },
+    list: [
+      { id: "main" },
+      { id: "ops", model: "anthropic/claude-opus-4" },
+      { id: "research", model: { primary: "openai/o3", fallbacks: [] } },
+      { id: "writer", model: { fallbacks: ["google/gemini-2.5-pro"] }, heartbeat: { every: "1h", model: "openai/gpt-5-mini" } },
+    ],
+  },
+  auth: {
+    profiles: {
+      "openai:me@example.com": { provider: "openai", mode: "oauth", email: "me@example.com" },
+      "openai:api-key-backup": { provider: "openai", mode: "api_key" },
+    },
+    order: { openai: ["openai:me@example.com", "openai:api-key-backup"] },
+    cooldowns: { billingBackoffHours: 2, billingBackoffHoursByProvider: { Anthropic: 1 }, overloadedProfileRotations: 2, overloadedBackoffMs: 250 },
+  },
+  models: { providers: { ollama: { baseUrl: "http://127.0.0.1:11434/v1", api: "openai-completions" } } },
+}`
+
+func TestParseConfigReadsOpenClawShape(t *testing.T) {
+	cfg, err := ParseConfig([]byte(openClawConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantModel := ModelSelection{
+		Primary: ModelRef{"openai", "gpt-5"},
+		Fallbacks: []ModelRef{{"anthropic", "claude-sonnet-4-5"},
+			{"openrouter", "meta-llama/llama-3.3-70b"}},
+		HasFallbacks: true,
+	}
+	if !reflect.DeepEqual(cfg.Model, wantModel) {
+		t.Errorf("model = %+v", cfg.Model)
+	}
+	if cfg.ImageModel.Primary != (ModelRef{"openai", "gpt-image-1"}) || cfg.ImageModel.HasFallbacks {
+		t.Errorf("imageModel = %+v", cfg.ImageModel)
+	}
+	if len(cfg.Agents) != 4 {
+		t.Fatalf("agents = %+v", cfg.Agents)
+	}
+	if ops, _ := cfg.Agent("ops"); ops.Model.Primary.Model != "claude-opus-4" || ops.Model.HasFallbacks {
+		t.Errorf("ops = %+v", ops.Model)
+	}
+	if r, _ := cfg.Agent("research"); !r.Model.HasFallbacks || len(r.Model.Fallbacks) != 0 {
+		t.Errorf("research fallbacks: [] must be explicit and strict: %+v", r.Model)
+	}
+	if w, _ := cfg.Agent("writer"); !w.Model.Primary.IsZero() || w.Heartbeat.Every != time.Hour || w.Heartbeat.Model.Model != "gpt-5-mini" {
+		t.Errorf("writer = %+v %+v", w.Model, w.Heartbeat)
+	}
+	if cfg.Heartbeat == nil || cfg.Heartbeat.Every != 30*time.Minute || cfg.Heartbeat.Message != "tick" {
+		t.Errorf("heartbeat = %+v", cfg.Heartbeat)
+	}
+	if len(cfg.Profiles) != 2 || cfg.Profiles[0].ID != "openai:me@example.com" || cfg.Profiles[0].Mode != "oauth" {
+		t.Errorf("profiles (in file order) = %+v", cfg.Profiles)
+	}
+	if got := cfg.AuthOrder["openai"]; len(got) != 2 || got[1] != "openai:api-key-backup" {
+		t.Errorf("order = %v", got)
+	}
+	c := cfg.Cooldowns
+	if c.BillingBackoff != 2*time.Hour || c.BillingBackoffFor("anthropic") != time.Hour || c.BillingBackoffFor("openai") != 2*time.Hour ||
+		c.OverloadedProfileRotations != 2 || c.OverloadedBackoff != 250*time.Millisecond ||
+		c.RateLimitedProfileRotations != 1 || c.BillingMax != 24*time.Hour || c.FailureWindow != 24*time.Hour {
+		t.Errorf("cooldowns = %+v", c)
+	}
+	if p := cfg.Providers["ollama"]; p.BaseURL != "http://127.0.0.1:11434/v1" || p.API != "openai-completions" {
+		t.Errorf("providers = %+v", cfg.Providers)
+	}
+	if len(cfg.Allowlist) != 1 {
+		t.Errorf("allowlist = %v", cfg.Allowlist)
+	}
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.Cooldowns, DefaultCooldowns()) || !cfg.Model.Primary.IsZero() {
+		t.Errorf("got %+v", cfg)
+	}
+	if d := DefaultCooldowns(); d.BillingBackoff != 5*time.Hour || d.BillingMax != 24*time.Hour ||
+		d.AuthPermanentBackoff != 10*time.Minute || d.AuthPermanentMax != time.Hour || d.OverloadedBackoff != 0 {
+		t.Errorf("defaults differ from the seeds: %+v", d)
+	}
+	cfg, err = ParseConfig([]byte(`{agents: {defaults: {model: "openai/gpt-5"}}}`))
+	if err != nil || cfg.Model.Primary.String() != "openai/gpt-5" || cfg.Model.HasFallbacks {
+		t.Errorf("a string model: %+v, %v", cfg.Model, err)
+	}
+}
+
+func TestParseConfigNamesTheBadKey(t *testing.T) {
+	cases := []struct {
+		src, path, msg string
+		line           int
+	}{
+		{`{agents: {defaults: {model: {primary: "gpt-5"}}}}`, "agents.defaults.model.primary", `"gpt-5" is not provider/model`, 1},
+		{"{agents: {defaults: {model: {\n fallbacks: [\"openai/gpt-5\", \"/x\"]}}}}", "agents.defaults.model.fallbacks[1]", "has no provider", 2},
+		{`{agents: {defaults: {model: 5}}}`, "agents.defaults.model", "is a number", 1},
+		{`{agents: {list: [{model: "a/b"}]}}`, "agents.list[0].id", "missing or empty", 1},
+		{`{agents: {list: [{id: "a"}, {id: "a"}]}}`, "agents.list[1].id", `duplicate agent id "a"`, 1},
+		{`{auth: {cooldowns: {billingBackoffHours: -1}}}`, "auth.cooldowns.billingBackoffHours", "not a positive number", 1},
+		{`{auth: {cooldowns: {billingBackoffHours: "5"}}}`, "auth.cooldowns.billingBackoffHours", "is a string, want a number", 1},
+		{`{auth: {cooldowns: {rateLimitedProfileRotations: 1.5}}}`, "auth.cooldowns.rateLimitedProfileRotations", "whole number", 1},
+		{`{auth: {cooldowns: {billingBackoffHours: 30}}}`, "auth.cooldowns.billingMaxHours", "less than billingBackoffHours", 0},
+		{`{auth: {profiles: {"openai:a": {mode: "password"}}}}`, "auth.profiles.openai:a.mode", `"password" is not one of`, 1},
+		{`{auth: {order: {openai: "openai:a"}}}`, "auth.order.openai", "is a string, want an array", 1},
+		{`{models: {providers: {ollama: {baseUrl: "localhost:11434"}}}}`, "models.providers.ollama.baseUrl", "not an http(s) URL", 1},
+		{`{agents: {defaults: {heartbeat: {every: "often"}}}}`, "agents.defaults.heartbeat.every", "not a positive duration", 1},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig([]byte(c.src))
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: got %v, want a ConfigError", c.src, err)
+			continue
+		}
+		if ce.Path != c.path || !strings.Contains(ce.Msg, c.msg) || (c.line != 0 && ce.Line != c.line) {
+			t.Errorf("%s: got %v (line %d), want %s: …%s… at line %d", c.src, err, ce.Line, c.path, c.msg, c.line)
+		}
+	}
+}
+
+func TestParseConfigSyntaxErrorsGiveLineAndColumn(t *testing.T) {
+	cases := []struct {
+		src       string
+		line, col int
+		msg       string
+	}{
+		{"{\n  agents: {\n    defaults: { model: \"a/b\" \n  }\n", 5, 1, "expected ',' or '}'"},
+		{"{a: 1,, }", 1, 7, "expected a key"},
+		{"{a: 'unterminated}", 1, 5, "unterminated string"},
+		{"{a: 1} x", 1, 8, "after the end"},
+		{"/* open", 1, 1, "unterminated /* comment"},
+		{"{a: 1, a: 2}", 1, 8, `duplicate key "a"`},
+		{"{a: 01}", 1, 5, "bad number"},
+		{"", 1, 1, "unexpected end of input"},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig([]byte(c.src))
+		var se *SyntaxError
+		if !errors.As(err, &se) || se.Line != c.line || se.Col != c.col || !strings.Contains(se.Msg, c.msg) {
+			t.Errorf("%q: got %v, want line %d column %d: …%s…", c.src, err, c.line, c.col, c.msg)
+		}
+	}
+}
+
+func TestJSON5Values(t *testing.T) {
+	v, err := parseJSON5(`{hex: 0x1F, neg: -.5, plus: +3, inf: Infinity, s: 'it\'s', d: "a\
+b", u: "\u00e9\uD83D\uDE00", t: true, n: null, arr: [1, 2,],}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.get("hex").num != 31 || v.get("neg").num != -0.5 || v.get("plus").num != 3 || v.get("inf").num < 1e308 {
+		t.Errorf("numbers: %+v", v)
+	}
+	if v.get("s").str != "it's" || v.get("d").str != "ab" || v.get("u").str != "é😀" {
+		t.Errorf("strings: %q %q %q", v.get("s").str, v.get("d").str, v.get("u").str)
+	}
+	if !v.get("t").b || v.get("n").kind != jsonNull || len(v.get("arr").arr) != 2 {
+		t.Errorf("other values: %+v", v)
+	}
+}
+
+func TestParseModelRef(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    ModelRef
+		wantErr bool
+	}{
+		{"openai/gpt-5", ModelRef{"openai", "gpt-5"}, false},
+		{"OpenRouter/meta-llama/llama-3.3-70b", ModelRef{"openrouter", "meta-llama/llama-3.3-70b"}, false},
+		{"gpt-5", ModelRef{}, true},
+		{"/gpt-5", ModelRef{}, true},
+		{"openai/", ModelRef{}, true},
+		{"", ModelRef{}, true},
+		{"open ai/gpt", ModelRef{}, true},
+	}
+	for _, c := range cases {
+		got, err := ParseModelRef(c.in)
+		if (err != nil) != c.wantErr || got != c.want {
+			t.Errorf("ParseModelRef(%q) = %+v, %v", c.in, got, err)
+		}
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add(openClawConfig)
+	f.Add(`{a: [1, {b: 'c'}], "d": 0x10}`)
+	f.Add("{\"\\u")
+	f.Fuzz(func(t *testing.T, src string) {
+		cfg, err := ParseConfig([]byte(src))
+		if err == nil && cfg == nil {
+			t.Fatal("nil config without an error")
+		}
+	})
+}
