@@ -1,0 +1,261 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Per-candidate actions.
+const (
+	ActionAttempt = "attempt" // a profile is available
+	ActionProbe   = "probe"   // every profile is unavailable, but this one is tried anyway
+	ActionSkip    = "skip"
+)
+
+// Probe timing (DESIGN.md "Probing").
+const (
+	ProbeMargin   = 2 * time.Minute  // a primary is probed when its soonest expiry is this close
+	ProbeThrottle = 30 * time.Second // at most one cooldown probe per provider per this interval
+)
+
+// CandidateState is what the per-candidate decision depends on.
+type CandidateState struct {
+	Candidate ModelRef
+	Index     int // position in the chain; 0 is the requested (primary) candidate
+	ChainLen  int
+	Profiles  []OrderedProfile
+	// Stats of the ordered profiles, same order, for the unavailable reason and expiry.
+	Stats []ProfileStats
+	// LastProviderProbe is the provider's probe throttle (zero: never probed).
+	LastProviderProbe time.Time
+	// TransientProbeUsed: this reply already spent its transient probe on this provider.
+	TransientProbeUsed bool
+	// SkipCached is a skip-cache mark for this candidate in this session (ReasonNone: none).
+	SkipCached Reason
+}
+
+// CandidateDecision says what to do with a candidate.
+type CandidateDecision struct {
+	Action  string `json:"action"`
+	Profile string `json:"profile,omitempty"` // the profile to try first, or the one named by a skip
+	Reason  Reason `json:"reason,omitempty"`  // why the candidate is unavailable (probe, skip)
+	// SkipText is the summary's text for a skip.
+	SkipText string `json:"skipText,omitempty"`
+	// SetsThrottle: a cooldown probe marks the provider's probe time.
+	SetsThrottle bool `json:"setsThrottle,omitempty"`
+	// TransientProbe: this probe uses the reply's one transient probe for the provider.
+	TransientProbe bool `json:"transientProbe,omitempty"`
+	// Soonest is when the candidate first becomes usable (zero: unknown or now).
+	Soonest time.Time `json:"soonest,omitzero"`
+}
+
+// Transient reports reasons whose cooldown a sibling may probe through.
+func Transient(r Reason) bool {
+	switch r {
+	case ReasonRateLimit, ReasonOverloaded, ReasonTimeout, ReasonEmptyResponse, ReasonNoErrorDetails, ReasonUnclassified:
+		return true
+	}
+	return false
+}
+
+// DecideCandidate decides attempt, probe or skip for one candidate at now.
+func DecideCandidate(cs CandidateState, now time.Time) CandidateDecision {
+	provider := cs.Candidate.Provider
+	primary := cs.Index == 0
+	if cs.SkipCached != ReasonNone && !primary {
+		return CandidateDecision{Action: ActionSkip, Reason: cs.SkipCached, Profile: first(cs.Profiles),
+			SkipText: fmt.Sprintf("recent %s failure in this session", cs.SkipCached)}
+	}
+	if len(cs.Profiles) == 0 {
+		return CandidateDecision{Action: ActionSkip, Reason: ReasonAuth,
+			SkipText: fmt.Sprintf("Provider %s has no auth profile (skipping all models)", provider)}
+	}
+	for _, p := range cs.Profiles {
+		if p.Available {
+			return CandidateDecision{Action: ActionAttempt, Profile: p.ID}
+		}
+	}
+
+	reason := UnavailableReason(cs.Stats, provider, cs.Candidate.Model, now)
+	if reason == ReasonNone {
+		reason = ReasonUnclassified
+	}
+	soonest := SoonestExpiry(cs.Stats, provider, cs.Candidate.Model, now)
+	d := CandidateDecision{Action: ActionSkip, Reason: reason, Profile: cs.Profiles[0].ID, Soonest: soonest,
+		SkipText: fmt.Sprintf("Provider %s is in cooldown", provider)}
+	if reason == ReasonAuth || reason == ReasonAuthPermanent {
+		// Persistent auth failures skip the whole provider; they are never probed.
+		d.SkipText = fmt.Sprintf("Provider %s has %s issue (skipping all models)", provider, reason)
+		return d
+	}
+	throttleOpen := cs.LastProviderProbe.IsZero() || now.Sub(cs.LastProviderProbe) >= ProbeThrottle
+	nearExpiry := soonest.IsZero() || !now.Before(soonest.Add(-ProbeMargin))
+	switch {
+	case primary && cs.ChainLen == 1:
+		// A strict chain has nothing else to try: probe whenever the throttle allows.
+		if throttleOpen {
+			d.Action, d.SetsThrottle = ActionProbe, true
+		}
+	case primary:
+		if throttleOpen && nearExpiry {
+			d.Action, d.SetsThrottle = ActionProbe, true
+		}
+	case Transient(reason) && !cs.TransientProbeUsed:
+		d.Action, d.SetsThrottle, d.TransientProbe = ActionProbe, true, true
+	case Transient(reason):
+		d.SkipText = fmt.Sprintf("Provider %s is in cooldown (probe already attempted this run)", provider)
+	}
+	return d
+}
+
+func first(ps []OrderedProfile) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	return ps[0].ID
+}
+
+// KeepsTransientSlot reports probe failures that do not spend the reply's transient probe: they
+// say nothing about whether the cooldown is over.
+func KeepsTransientSlot(r Reason) bool {
+	switch r {
+	case ReasonModelNotFound, ReasonFormat, ReasonAuth, ReasonAuthPermanent, ReasonSessionExpired:
+		return true
+	}
+	return false
+}
+
+// Steps after a failed attempt.
+const (
+	StepRotate  = "rotate"  // the next profile of the same candidate
+	StepAdvance = "advance" // the next candidate of the chain
+	StepStop    = "stop"    // the reply ends
+)
+
+// FailureState is what the step after a failure depends on.
+type FailureState struct {
+	Reason Reason
+	// Rotations already made inside this candidate, by reason.
+	Rotations map[Reason]int
+	// NextProfile is the next untried available profile of this candidate ("" if none).
+	NextProfile string
+	UserPinned  bool
+	Probe       bool
+}
+
+// NextStep decides rotate, advance or stop after a failure. wait is a pause before rotating
+// (overloadedBackoffMs).
+func NextStep(fs FailureState, cd Cooldowns) (step string, wait time.Duration) {
+	switch fs.Reason {
+	case ReasonContextOverflow, ReasonFormat:
+		return StepStop, 0
+	}
+	if fs.NextProfile == "" || fs.UserPinned || fs.Probe {
+		return StepAdvance, 0
+	}
+	switch fs.Reason {
+	case ReasonRateLimit:
+		if fs.Rotations[ReasonRateLimit] < cd.RateLimitedProfileRotations {
+			return StepRotate, 0
+		}
+	case ReasonOverloaded:
+		if fs.Rotations[ReasonOverloaded] < cd.OverloadedProfileRotations {
+			return StepRotate, cd.OverloadedBackoff
+		}
+	case ReasonAuth, ReasonBilling, ReasonAuthPermanent:
+		return StepRotate, 0 // each remaining profile gets its chance
+	}
+	return StepAdvance, 0
+}
+
+// Same-candidate retries stand in for the SDK-internal retries of the seeds.
+const (
+	MaxSameCandidateRetries = 2
+	RetryBaseBackoff        = 500 * time.Millisecond
+	DefaultRetryMaxWait     = 60 * time.Second
+)
+
+// RetryState describes a failed call for SameCandidateRetry.
+type RetryState struct {
+	Status int
+	Net    NetErrorKind
+	// StreamFault: the stream started and then failed (cut, stall, first-token timeout, in-band
+	// error, malformed chunk). Those are not retried on the same route.
+	StreamFault  bool
+	Hint         RetryHint
+	RetriesSoFar int
+	MaxWait      time.Duration
+	// Jitter in [0,1) spreads backoffs; simulate passes 0.
+	Jitter float64
+}
+
+// SameCandidateRetry decides whether to call the same candidate and profile again, and after
+// how long: a 408, 409, 429, 5xx or a reset before any output, at most twice; Retry-After when
+// given and within MaxWait (a longer one is not waited: the failure surfaces at once), else 0.5 s
+// doubling with jitter.
+func SameCandidateRetry(rs RetryState) (retry bool, wait time.Duration) {
+	if rs.RetriesSoFar >= MaxSameCandidateRetries || rs.StreamFault {
+		return false, 0
+	}
+	retryable := rs.Status == 408 || rs.Status == 409 || rs.Status == 429 || (rs.Status >= 500 && rs.Status <= 599) ||
+		(rs.Status == 0 && rs.Net == NetReset)
+	if !retryable {
+		return false, 0
+	}
+	maxWait := rs.MaxWait
+	if maxWait <= 0 {
+		maxWait = DefaultRetryMaxWait
+	}
+	if rs.Hint.HasAfter {
+		if rs.Hint.After > maxWait {
+			return false, 0
+		}
+		return true, rs.Hint.After
+	}
+	backoff := RetryBaseBackoff << rs.RetriesSoFar
+	jitter := min(max(rs.Jitter, 0), 1)
+	return true, backoff + time.Duration(float64(backoff)*0.5*jitter)
+}
+
+// Skip cache TTL bounds (BATON_FALLBACK_SKIP_TTL_MS, seed 001's OPENCLAW_FALLBACK_SKIP_TTL_MS).
+const (
+	DefaultSkipTTL = 60 * time.Second
+	MinSkipTTL     = time.Second
+	MaxSkipTTL     = 10 * time.Minute
+)
+
+// ParseSkipTTL reads the skip cache TTL in milliseconds: a strict non-negative integer, clamped
+// to 1 s..10 min, 0 turns the cache off, unset is 60 s. A bad value returns the default and an
+// error saying why, for the caller to report.
+func ParseSkipTTL(raw string, set bool) (time.Duration, error) {
+	if !set {
+		return DefaultSkipTTL, nil
+	}
+	raw = strings.TrimSpace(raw)
+	n, err := strconv.ParseUint(raw, 10, 63)
+	if err != nil || raw == "" || strings.HasPrefix(raw, "+") {
+		return DefaultSkipTTL, fmt.Errorf("%q is not a whole number of milliseconds; using %v", raw, DefaultSkipTTL)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	d := time.Duration(min(n, uint64(MaxSkipTTL/time.Millisecond))) * time.Millisecond
+	return min(max(d, MinSkipTTL), MaxSkipTTL), nil
+}
+
+// MarksSkipCache reports a failure that marks the skip cache: a non-primary candidate failing
+// with auth or auth_permanent inside a session.
+func MarksSkipCache(index int, reason Reason, session string) bool {
+	return index > 0 && session != "" && (reason == ReasonAuth || reason == ReasonAuthPermanent)
+}
+
+// LiveSwitch decides where a reply goes when the user switches model mid-reply: jump to the
+// target when it is a later candidate (jump >= 0), else end so the caller restarts (restart).
+func LiveSwitch(ch Chain, current int, target ModelRef) (jump int, restart bool) {
+	if i := ch.Index(target); i > current {
+		return i, false
+	}
+	return -1, true
+}

@@ -1,0 +1,190 @@
+package policy
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDecideCandidate(t *testing.T) {
+	now := t0.Add(time.Hour)
+	avail := OrderedProfile{ID: "p:a", Available: true}
+	coolingFor := func(r Reason, until time.Duration) (OrderedProfile, ProfileStats) {
+		s := ProfileStats{CooldownUntil: now.Add(until), CooldownReason: r, ErrorCount: 1}
+		if opensDisable(r) {
+			s = ProfileStats{DisabledUntil: now.Add(until), DisabledReason: r, ErrorCount: 1}
+		}
+		return OrderedProfile{ID: "p:a", Until: now.Add(until)}, s
+	}
+	state := func(index, chainLen int, r Reason, until time.Duration) CandidateState {
+		op, s := coolingFor(r, until)
+		return CandidateState{Candidate: ModelRef{"p", "m"}, Index: index, ChainLen: chainLen, Profiles: []OrderedProfile{op}, Stats: []ProfileStats{s}}
+	}
+	cases := []struct {
+		name   string
+		cs     CandidateState
+		action string
+		reason Reason
+	}{
+		{"an available profile is attempted",
+			CandidateState{Candidate: ModelRef{"p", "m"}, ChainLen: 2, Profiles: []OrderedProfile{avail}}, ActionAttempt, ""},
+		{"a primary whose soonest expiry is within 2 minutes is probed",
+			state(0, 2, ReasonRateLimit, 2*time.Minute), ActionProbe, ReasonRateLimit},
+		{"a primary whose expiry is further away is skipped",
+			state(0, 2, ReasonRateLimit, 2*time.Minute+time.Second), ActionSkip, ReasonRateLimit},
+		{"a primary inside the 30 s probe throttle is skipped",
+			func() CandidateState {
+				s := state(0, 2, ReasonRateLimit, time.Minute)
+				s.LastProviderProbe = now.Add(-29 * time.Second)
+				return s
+			}(),
+			ActionSkip, ReasonRateLimit},
+		{"the throttle opens again after 30 s",
+			func() CandidateState {
+				s := state(0, 2, ReasonRateLimit, time.Minute)
+				s.LastProviderProbe = now.Add(-30 * time.Second)
+				return s
+			}(),
+			ActionProbe, ReasonRateLimit},
+		{"billing probes only the primary near expiry",
+			state(0, 2, ReasonBilling, time.Minute), ActionProbe, ReasonBilling},
+		{"billing on a fallback is skipped",
+			state(1, 2, ReasonBilling, time.Minute), ActionSkip, ReasonBilling},
+		{"auth skips the provider, never probed",
+			state(0, 2, ReasonAuth, time.Second), ActionSkip, ReasonAuth},
+		{"auth_permanent skips the provider",
+			state(0, 1, ReasonAuthPermanent, time.Second), ActionSkip, ReasonAuthPermanent},
+		{"a transient cooldown on a sibling is probed once per reply",
+			state(1, 3, ReasonOverloaded, time.Hour), ActionProbe, ReasonOverloaded},
+		{"a second transient probe of the provider is skipped",
+			func() CandidateState {
+				s := state(2, 3, ReasonRateLimit, time.Hour)
+				s.TransientProbeUsed = true
+				return s
+			}(),
+			ActionSkip, ReasonRateLimit},
+		{"a strict chain of one is probed whenever the throttle is open, whatever the expiry",
+			state(0, 1, ReasonRateLimit, time.Hour), ActionProbe, ReasonRateLimit},
+		{"a model_not_found cooldown on a fallback is skipped",
+			state(1, 2, ReasonModelNotFound, time.Minute), ActionSkip, ReasonModelNotFound},
+		{"a skip-cache mark skips a fallback",
+			CandidateState{Candidate: ModelRef{"p", "m"}, Index: 1, ChainLen: 2, Profiles: []OrderedProfile{avail}, SkipCached: ReasonAuth}, ActionSkip, ReasonAuth},
+		{"a skip-cache mark never skips the primary",
+			CandidateState{Candidate: ModelRef{"p", "m"}, Index: 0, ChainLen: 2, Profiles: []OrderedProfile{avail}, SkipCached: ReasonAuth}, ActionAttempt, ""},
+		{"a provider with no profile is skipped",
+			CandidateState{Candidate: ModelRef{"p", "m"}, ChainLen: 2}, ActionSkip, ReasonAuth},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := DecideCandidate(c.cs, now)
+			if d.Action != c.action || d.Reason != c.reason {
+				t.Errorf("got %s (%s), want %s (%s)", d.Action, d.Reason, c.action, c.reason)
+			}
+		})
+	}
+	d := DecideCandidate(state(0, 2, ReasonAuth, time.Second), now)
+	if d.SkipText != "Provider p has auth issue (skipping all models)" {
+		t.Errorf("skip text %q", d.SkipText)
+	}
+	if d := DecideCandidate(state(0, 2, ReasonRateLimit, time.Hour), now); d.SkipText != "Provider p is in cooldown" {
+		t.Errorf("skip text %q", d.SkipText)
+	}
+}
+
+func TestNextStep(t *testing.T) {
+	cd := DefaultCooldowns()
+	cd.OverloadedBackoff = 250 * time.Millisecond
+	cases := []struct {
+		name string
+		fs   FailureState
+		step string
+		wait time.Duration
+	}{
+		{"a rate limit rotates one profile", FailureState{Reason: ReasonRateLimit, NextProfile: "b"}, StepRotate, 0},
+		{"then falls back", FailureState{Reason: ReasonRateLimit, NextProfile: "c", Rotations: map[Reason]int{ReasonRateLimit: 1}}, StepAdvance, 0},
+		{"an overload rotates after overloadedBackoffMs", FailureState{Reason: ReasonOverloaded, NextProfile: "b"}, StepRotate, 250 * time.Millisecond},
+		{"auth tries each remaining profile", FailureState{Reason: ReasonAuth, NextProfile: "c", Rotations: map[Reason]int{ReasonAuth: 3}}, StepRotate, 0},
+		{"billing tries each remaining profile", FailureState{Reason: ReasonBilling, NextProfile: "b"}, StepRotate, 0},
+		{"a timeout advances the chain", FailureState{Reason: ReasonTimeout, NextProfile: "b"}, StepAdvance, 0},
+		{"model_not_found advances", FailureState{Reason: ReasonModelNotFound, NextProfile: "b"}, StepAdvance, 0},
+		{"no other profile: advance", FailureState{Reason: ReasonRateLimit}, StepAdvance, 0},
+		{"a user-pinned profile never rotates", FailureState{Reason: ReasonAuth, NextProfile: "b", UserPinned: true}, StepAdvance, 0},
+		{"context overflow stops the reply", FailureState{Reason: ReasonContextOverflow, NextProfile: "b"}, StepStop, 0},
+		{"a terminal format error stops the reply", FailureState{Reason: ReasonFormat}, StepStop, 0},
+	}
+	for _, c := range cases {
+		if step, wait := NextStep(c.fs, cd); step != c.step || wait != c.wait {
+			t.Errorf("%s: %s after %v, want %s after %v", c.name, step, wait, c.step, c.wait)
+		}
+	}
+}
+
+func TestSameCandidateRetry(t *testing.T) {
+	cases := []struct {
+		name  string
+		rs    RetryState
+		retry bool
+		wait  time.Duration
+	}{
+		{"a 429 with Retry-After 0 is retried at once", RetryState{Status: 429, Hint: RetryHint{HasAfter: true}}, true, 0},
+		{"a 429 with Retry-After 2 waits 2 s", RetryState{Status: 429, Hint: RetryHint{After: 2 * time.Second, HasAfter: true}}, true, 2 * time.Second},
+		{"a Retry-After beyond the cap is not waited", RetryState{Status: 429, Hint: RetryHint{After: 61 * time.Second, HasAfter: true}}, false, 0},
+		{"the cap is configurable", RetryState{Status: 429, MaxWait: 5 * time.Second, Hint: RetryHint{After: 6 * time.Second, HasAfter: true}}, false, 0},
+		{"a 503 without a hint backs off 0.5 s", RetryState{Status: 503}, true, 500 * time.Millisecond},
+		{"then 1 s", RetryState{Status: 503, RetriesSoFar: 1}, true, time.Second},
+		{"at most twice", RetryState{Status: 503, RetriesSoFar: 2}, false, 0},
+		{"jitter adds up to half", RetryState{Status: 408, Jitter: 0.5}, true, 625 * time.Millisecond},
+		{"a 409 is retried", RetryState{Status: 409}, true, 500 * time.Millisecond},
+		{"a reset before any output is retried", RetryState{Net: NetReset}, true, 500 * time.Millisecond},
+		{"a refused connection is not", RetryState{Net: NetRefused}, false, 0},
+		{"a stalled stream is not retried on the same route", RetryState{Status: 0, StreamFault: true}, false, 0},
+		{"a 400 is not", RetryState{Status: 400}, false, 0},
+		{"a 401 is not", RetryState{Status: 401}, false, 0},
+	}
+	for _, c := range cases {
+		if retry, wait := SameCandidateRetry(c.rs); retry != c.retry || wait != c.wait {
+			t.Errorf("%s: %v after %v, want %v after %v", c.name, retry, wait, c.retry, c.wait)
+		}
+	}
+}
+
+func TestParseSkipTTL(t *testing.T) {
+	cases := []struct {
+		raw     string
+		set     bool
+		want    time.Duration
+		wantErr bool
+	}{
+		{"", false, 60 * time.Second, false},
+		{"60000", true, 60 * time.Second, false},
+		{"0", true, 0, false},
+		{"5", true, time.Second, false},
+		{"900000", true, 10 * time.Minute, false},
+		{"1000ms", true, 60 * time.Second, true},
+		{"-1", true, 60 * time.Second, true},
+		{"+5", true, 60 * time.Second, true},
+		{"", true, 60 * time.Second, true},
+		{"99999999999999999999", true, 60 * time.Second, true},
+	}
+	for _, c := range cases {
+		got, err := ParseSkipTTL(c.raw, c.set)
+		if got != c.want || (err != nil) != c.wantErr {
+			t.Errorf("ParseSkipTTL(%q, %v) = %v, %v", c.raw, c.set, got, err)
+		}
+	}
+	if !MarksSkipCache(1, ReasonAuth, "s1") || MarksSkipCache(0, ReasonAuth, "s1") || MarksSkipCache(1, ReasonAuth, "") || MarksSkipCache(1, ReasonRateLimit, "s1") {
+		t.Error("only non-primary auth failures inside a session mark the skip cache")
+	}
+}
+
+func TestLiveSwitch(t *testing.T) {
+	ch := Chain{Candidates: []Candidate{{ModelRef: ModelRef{"a", "1"}}, {ModelRef: ModelRef{"b", "2"}}, {ModelRef: ModelRef{"c", "3"}}}}
+	if jump, restart := LiveSwitch(ch, 0, ModelRef{"c", "3"}); jump != 2 || restart {
+		t.Errorf("a later candidate is jumped to: %d %v", jump, restart)
+	}
+	if _, restart := LiveSwitch(ch, 1, ModelRef{"a", "1"}); !restart {
+		t.Error("an earlier candidate restarts the reply")
+	}
+	if _, restart := LiveSwitch(ch, 0, ModelRef{"z", "9"}); !restart {
+		t.Error("a model outside the chain restarts the reply")
+	}
+}
