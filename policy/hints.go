@@ -3,7 +3,6 @@ package policy
 import (
 	"encoding/json"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +41,7 @@ func ParseRetryHint(headers map[string]string, body string, now time.Time) Retry
 	if ra := get("retry-after"); ra != "" && !h.HasAfter {
 		if f, err := strconv.ParseFloat(ra, 64); err == nil && f >= 0 && !math.IsInf(f, 0) {
 			h.After, h.HasAfter = floatDuration(f, time.Second), true
-		} else if t, err := http.ParseTime(ra); err == nil {
+		} else if t, ok := parseHTTPDate(ra); ok {
 			h.After, h.HasAfter = clampHint(max(t.Sub(now), 0)), true
 		}
 	}
@@ -104,6 +103,16 @@ func usageResetFromBody(body string, now time.Time) (time.Time, bool) {
 		return t, !t.IsZero()
 	case r.ResetsInSeconds != nil && *r.ResetsInSeconds > 0 && !math.IsInf(*r.ResetsInSeconds, 0):
 		return now.Add(floatDuration(*r.ResetsInSeconds, time.Second)), true
+	}
+	return time.Time{}, false
+}
+
+// parseHTTPDate reads the three date forms HTTP allows (RFC 9110 §5.6.7).
+func parseHTTPDate(s string) (time.Time, bool) {
+	for _, layout := range []string{"Mon, 02 Jan 2006 15:04:05 GMT", "Monday, 02-Jan-06 15:04:05 GMT", "Mon Jan _2 15:04:05 2006"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
 	}
 	return time.Time{}, false
 }

@@ -1,0 +1,268 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Attempt results.
+const (
+	ResultSucceeded = "succeeded"
+	ResultFailed    = "failed"
+	ResultSkipped   = "skipped"
+	ResultSwitched  = "switched"
+)
+
+// Attempt is one (candidate, profile) a reply tried or skipped.
+type Attempt struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Profile  string `json:"profile,omitempty"`
+	Result   string `json:"result"`
+	Reason   Reason `json:"reason,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	Code     string `json:"code,omitempty"`
+	// Error is the provider's error message (or the skip text), never a secret.
+	Error string `json:"error,omitempty"`
+	// Probe and Retries are present on every tried attempt.
+	Probe   *bool     `json:"probe,omitempty"`
+	Retries *int      `json:"retries,omitempty"`
+	At      time.Time `json:"at,omitzero"`
+}
+
+// Ref is the attempt's provider/model.
+func (a Attempt) Ref() ModelRef { return ModelRef{Provider: a.Provider, Model: a.Model} }
+
+func (a Attempt) unsuccessful() bool { return a.Result == ResultFailed || a.Result == ResultSkipped }
+
+// summaryErrorMax is how much of a provider's error the summary keeps (119 runes and "…").
+const summaryErrorMax = 120
+
+// FailureSummary is the exhaustion message: `All models failed (N): p/m: <error> (<reason>) | …`.
+func FailureSummary(attempts []Attempt, image bool) string {
+	var parts []string
+	for _, a := range attempts {
+		if !a.unsuccessful() {
+			continue
+		}
+		reason := a.Reason.String()
+		if a.Reason == ReasonNone {
+			reason = "unknown"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s (%s)", a.Ref(), summaryText(a.Error, summaryErrorMax), reason))
+	}
+	label := "models"
+	if image {
+		label = "image models"
+	}
+	return fmt.Sprintf("All %s failed (%d): %s", label, len(parts), strings.Join(parts, " | "))
+}
+
+// summaryText collapses white space and cuts to max runes, the last being "…".
+func summaryText(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "error"
+	}
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}
+
+// LastReason is the reason of the last unsuccessful attempt.
+func LastReason(attempts []Attempt) Reason {
+	for i := len(attempts) - 1; i >= 0; i-- {
+		if attempts[i].unsuccessful() {
+			return attempts[i].Reason
+		}
+	}
+	return ReasonNone
+}
+
+// NoticeState is what the session remembers of the last notice: the selected and the active
+// model. A change of reason alone is not a new notice.
+type NoticeState struct {
+	Selected string `json:"selected,omitempty"`
+	Active   string `json:"active,omitempty"`
+}
+
+// Notices returns the user-visible notices for a reply that was asked for selected and answered
+// from active, and the state to keep: one notice per state change, none on sticky turns.
+func Notices(prev NoticeState, selected, active ModelRef, attempts []Attempt) ([]string, NoticeState) {
+	if active != selected {
+		next := NoticeState{Selected: selected.String(), Active: active.String()}
+		if next == prev {
+			return nil, next
+		}
+		return []string{fmt.Sprintf("↪️ Model Fallback: %s (selected %s; %s)", active, selected, noticeReason(attempts))}, next
+	}
+	if prev.Active != "" && prev.Active != prev.Selected {
+		return []string{fmt.Sprintf("↪️ Model Fallback cleared: %s (was %s)", selected, prev.Active)}, NoticeState{}
+	}
+	return nil, NoticeState{}
+}
+
+// noticeReason is the first unsuccessful attempt's reason with spaces, and how many more failed
+// before the winner.
+func noticeReason(attempts []Attempt) string {
+	var first Attempt
+	n := 0
+	for _, a := range attempts {
+		if !a.unsuccessful() {
+			continue
+		}
+		if n == 0 {
+			first = a
+		}
+		n++
+	}
+	if n == 0 {
+		return "selected model unavailable"
+	}
+	r := strings.ReplaceAll(first.Reason.String(), "_", " ")
+	if first.Reason == ReasonNone {
+		r = "unknown"
+	}
+	if n > 1 {
+		r += fmt.Sprintf(" (+%d more attempts)", n-1)
+	}
+	return r
+}
+
+// Decisions of the model_fallback_decision record.
+const (
+	DecisionSkip      = "skip_candidate"
+	DecisionProbe     = "probe_cooldown_candidate"
+	DecisionFailed    = "candidate_failed"
+	DecisionSucceeded = "candidate_succeeded"
+)
+
+// Final outcomes of a fallback step.
+const (
+	StepNextFallback   = "next_fallback"
+	StepSucceeded      = "succeeded"
+	StepChainExhausted = "chain_exhausted"
+)
+
+// DecisionRecord is the model_fallback_decision log record with its fallbackStep* fields.
+type DecisionRecord struct {
+	Event                 string `json:"event"`
+	Decision              string `json:"decision"`
+	RequestedProvider     string `json:"requestedProvider"`
+	RequestedModel        string `json:"requestedModel"`
+	CandidateProvider     string `json:"candidateProvider"`
+	CandidateModel        string `json:"candidateModel"`
+	CandidateRouteOrigin  string `json:"candidateRouteOrigin,omitempty"`
+	Profile               string `json:"profile,omitempty"`
+	Attempt               int    `json:"attempt"`
+	Total                 int    `json:"total"`
+	Reason                string `json:"reason,omitempty"`
+	Status                int    `json:"status,omitempty"`
+	Code                  string `json:"code,omitempty"`
+	ErrorPreview          string `json:"errorPreview,omitempty"`
+	NextCandidateProvider string `json:"nextCandidateProvider,omitempty"`
+	NextCandidateModel    string `json:"nextCandidateModel,omitempty"`
+	IsPrimary             bool   `json:"isPrimary"`
+	FallbackConfigured    bool   `json:"fallbackConfigured"`
+	ProfileCount          int    `json:"profileCount,omitempty"`
+
+	FallbackStepType              string `json:"fallbackStepType,omitempty"`
+	FallbackStepFromModel         string `json:"fallbackStepFromModel,omitempty"`
+	FallbackStepToModel           string `json:"fallbackStepToModel,omitempty"`
+	FallbackStepFromFailureReason string `json:"fallbackStepFromFailureReason,omitempty"`
+	FallbackStepFromFailureDetail string `json:"fallbackStepFromFailureDetail,omitempty"`
+	FallbackStepChainPosition     int    `json:"fallbackStepChainPosition,omitempty"`
+	FallbackStepFinalOutcome      string `json:"fallbackStepFinalOutcome,omitempty"`
+}
+
+// DecisionInput describes one decision of a reply.
+type DecisionInput struct {
+	Decision  string
+	Chain     Chain
+	Index     int // candidate position in the chain
+	AttemptNo int // 1-based attempt number in the reply
+	Attempt   Attempt
+	// Previous is the last failed attempt before a success, linked to the winner.
+	Previous     *Attempt
+	ProfileCount int
+}
+
+// NewDecisionRecord builds the log record of one decision.
+func NewDecisionRecord(in DecisionInput) DecisionRecord {
+	cand := in.Chain.Candidates[in.Index]
+	r := DecisionRecord{
+		Event:                "model_fallback_decision",
+		Decision:             in.Decision,
+		RequestedProvider:    in.Chain.Requested.Provider,
+		RequestedModel:       in.Chain.Requested.Model,
+		CandidateProvider:    cand.Provider,
+		CandidateModel:       cand.Model,
+		CandidateRouteOrigin: cand.Origin,
+		Profile:              in.Attempt.Profile,
+		Attempt:              in.AttemptNo,
+		Total:                len(in.Chain.Candidates),
+		Status:               in.Attempt.Status,
+		Code:                 in.Attempt.Code,
+		ErrorPreview:         previewOf(in.Attempt.Error),
+		IsPrimary:            in.Index == 0,
+		FallbackConfigured:   len(in.Chain.Candidates) > 1,
+		ProfileCount:         in.ProfileCount,
+	}
+	if in.Attempt.Reason != ReasonNone {
+		r.Reason = string(in.Attempt.Reason)
+	}
+	var next *Candidate
+	if in.Index+1 < len(in.Chain.Candidates) {
+		next = &in.Chain.Candidates[in.Index+1]
+		r.NextCandidateProvider, r.NextCandidateModel = next.Provider, next.Model
+	}
+	switch in.Decision {
+	case DecisionFailed, DecisionSkip:
+		r.FallbackStepType = "fallback_step"
+		r.FallbackStepFromModel = cand.String()
+		r.FallbackStepFromFailureReason = r.Reason
+		r.FallbackStepFromFailureDetail = r.ErrorPreview
+		r.FallbackStepChainPosition = in.AttemptNo
+		r.FallbackStepFinalOutcome = StepChainExhausted
+		if next != nil {
+			r.FallbackStepToModel = next.String()
+			r.FallbackStepFinalOutcome = StepNextFallback
+		}
+	case DecisionSucceeded:
+		if in.Previous != nil {
+			r.FallbackStepType = "fallback_step"
+			r.FallbackStepFromModel = in.Previous.Ref().String()
+			r.FallbackStepToModel = cand.String()
+			r.FallbackStepFromFailureReason = string(in.Previous.Reason)
+			r.FallbackStepFromFailureDetail = previewOf(in.Previous.Error)
+			r.FallbackStepChainPosition = in.AttemptNo
+			r.FallbackStepFinalOutcome = StepSucceeded
+		}
+	}
+	return r
+}
+
+func previewOf(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return summaryText(s, summaryErrorMax)
+}
+
+// ConsoleMessage is the record's one-line form.
+func (r DecisionRecord) ConsoleMessage() string {
+	next := "none"
+	if r.NextCandidateProvider != "" {
+		next = r.NextCandidateProvider + "/" + r.NextCandidateModel
+	}
+	reason := r.Reason
+	if reason == "" {
+		reason = "none"
+	}
+	return fmt.Sprintf("model fallback decision: decision=%s requested=%s/%s candidate=%s/%s reason=%s next=%s",
+		r.Decision, r.RequestedProvider, r.RequestedModel, r.CandidateProvider, r.CandidateModel, reason, next)
+}

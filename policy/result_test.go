@@ -1,0 +1,90 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+func tried(p, m, profile, result string, r Reason, status int, err string) Attempt {
+	f, z := false, 0
+	return Attempt{Provider: p, Model: m, Profile: profile, Result: result, Reason: r, Status: status, Error: err, Probe: &f, Retries: &z}
+}
+
+func TestFailureSummary(t *testing.T) {
+	attempts := []Attempt{
+		tried("openai", "gpt-5", "openai:a", ResultFailed, ReasonRateLimit, 429, "Rate limit reached\n  for gpt-5"),
+		{Provider: "google", Model: "gemini", Profile: "google:a", Result: ResultSkipped, Reason: ReasonBilling, Error: "Provider google is in cooldown"},
+		{Provider: "xai", Model: "grok", Result: ResultSkipped, Reason: ReasonAuth, Error: "Provider xai has auth issue (skipping all models)"},
+	}
+	want := "All models failed (3): openai/gpt-5: Rate limit reached for gpt-5 (rate_limit) | " +
+		"google/gemini: Provider google is in cooldown (billing) | xai/grok: Provider xai has auth issue (skipping all models) (auth)"
+	if got := FailureSummary(attempts, false); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := FailureSummary(attempts[:1], true); !strings.HasPrefix(got, "All image models failed (1): ") {
+		t.Errorf("image summary %q", got)
+	}
+	long := strings.Repeat("x", 300)
+	got := FailureSummary([]Attempt{tried("a", "b", "", ResultFailed, ReasonTimeout, 0, long)}, false)
+	if want := "a/b: " + strings.Repeat("x", 119) + "… (timeout)"; !strings.HasSuffix(got, want) {
+		t.Errorf("a long error is cut to 119 characters and …: %q", got)
+	}
+	if LastReason(attempts) != ReasonAuth {
+		t.Error("the reason is the last unsuccessful attempt's")
+	}
+}
+
+func TestNotices(t *testing.T) {
+	gpt, claude, gemini := ModelRef{"openai", "gpt-5"}, ModelRef{"anthropic", "claude"}, ModelRef{"google", "gemini"}
+	failed := []Attempt{
+		tried("openai", "gpt-5", "openai:a", ResultFailed, ReasonRateLimit, 429, ""),
+		tried("openai", "gpt-5", "openai:b", ResultFailed, ReasonRateLimit, 429, ""),
+		tried("anthropic", "claude", "anthropic:a", ResultSucceeded, "", 0, ""),
+	}
+	notices, state := Notices(NoticeState{}, gpt, claude, failed)
+	if len(notices) != 1 || notices[0] != "↪️ Model Fallback: anthropic/claude (selected openai/gpt-5; rate limit (+1 more attempts))" {
+		t.Errorf("first fallback: %q", notices)
+	}
+	if again, same := Notices(state, gpt, claude, failed[2:]); len(again) != 0 || same != state {
+		t.Errorf("a sticky turn repeats no notice: %q", again)
+	}
+	if moved, _ := Notices(state, gpt, gemini, []Attempt{tried("anthropic", "claude", "", ResultFailed, ReasonOverloaded, 529, "")}); len(moved) != 1 ||
+		moved[0] != "↪️ Model Fallback: google/gemini (selected openai/gpt-5; overloaded)" {
+		t.Errorf("a move to another fallback is a new state: %q", moved)
+	}
+	cleared, next := Notices(state, gpt, gpt, nil)
+	if len(cleared) != 1 || cleared[0] != "↪️ Model Fallback cleared: openai/gpt-5 (was anthropic/claude)" || next != (NoticeState{}) {
+		t.Errorf("recovery: %q %+v", cleared, next)
+	}
+	if none, _ := Notices(NoticeState{}, gpt, gpt, nil); len(none) != 0 {
+		t.Errorf("nothing to say: %q", none)
+	}
+}
+
+func TestDecisionRecord(t *testing.T) {
+	ch := Chain{Requested: ModelRef{"openai", "gpt-5"}, Candidates: []Candidate{
+		{ModelRef: ModelRef{"openai", "gpt-5"}, Origin: OriginRequested},
+		{ModelRef: ModelRef{"anthropic", "claude"}, Origin: OriginConfiguredFallback}}}
+	fail := tried("openai", "gpt-5", "openai:a", ResultFailed, ReasonRateLimit, 429, "Rate limit reached")
+	r := NewDecisionRecord(DecisionInput{Decision: DecisionFailed, Chain: ch, Index: 0, AttemptNo: 1, Attempt: fail, ProfileCount: 2})
+	if r.Event != "model_fallback_decision" || r.Reason != "rate_limit" || r.NextCandidateModel != "claude" || !r.IsPrimary ||
+		r.FallbackStepFinalOutcome != StepNextFallback || r.FallbackStepToModel != "anthropic/claude" || r.FallbackStepChainPosition != 1 {
+		t.Errorf("%+v", r)
+	}
+	if msg := r.ConsoleMessage(); msg != "model fallback decision: decision=candidate_failed requested=openai/gpt-5 candidate=openai/gpt-5 reason=rate_limit next=anthropic/claude" {
+		t.Errorf("console %q", msg)
+	}
+	win := tried("anthropic", "claude", "anthropic:a", ResultSucceeded, "", 0, "")
+	s := NewDecisionRecord(DecisionInput{Decision: DecisionSucceeded, Chain: ch, Index: 1, AttemptNo: 2, Attempt: win, Previous: &fail})
+	if s.FallbackStepFromModel != "openai/gpt-5" || s.FallbackStepToModel != "anthropic/claude" || s.FallbackStepFinalOutcome != StepSucceeded {
+		t.Errorf("a success links the failed attempt to the winner: %+v", s)
+	}
+	last := NewDecisionRecord(DecisionInput{Decision: DecisionFailed, Chain: ch, Index: 1, AttemptNo: 2, Attempt: win})
+	if last.FallbackStepFinalOutcome != StepChainExhausted || last.FallbackStepToModel != "" {
+		t.Errorf("%+v", last)
+	}
+	probe := NewDecisionRecord(DecisionInput{Decision: DecisionProbe, Chain: ch, Index: 0, AttemptNo: 1, Attempt: fail})
+	if probe.FallbackStepType != "" {
+		t.Error("probe decisions carry no fallbackStep fields")
+	}
+}
