@@ -30,15 +30,7 @@ func BenchmarkDecisionPass(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for idx, cand := range ch.Candidates {
 			ordered := OrderProfiles(OrderInput{Provider: cand.Provider, Model: cand.Model, Now: now, Config: cfg, Profiles: profiles})
-			stats := make([]ProfileStats, 0, len(ordered))
-			for _, op := range ordered {
-				for _, p := range profiles {
-					if p.ID == op.ID {
-						stats = append(stats, p.Stats)
-					}
-				}
-			}
-			_ = DecideCandidate(CandidateState{Candidate: cand.ModelRef, Index: idx, ChainLen: len(ch.Candidates), Profiles: ordered, Stats: stats}, now)
+			_ = DecideCandidate(CandidateState{Candidate: cand.ModelRef, Index: idx, ChainLen: len(ch.Candidates), Profiles: ordered}, now)
 		}
 	}
 }

@@ -61,13 +61,13 @@ type Failure struct {
 // DESIGN.md fixes it: context overflow > billing > rate-limit text > overloaded text or 529 >
 // other server errors (timeout).
 func Classify(f Failure) Reason {
-	f = withBodyFields(f)
+	f, detail := withBodyFields(f)
 	provider := NormalizeProvider(f.Provider)
 	msg := strings.TrimSpace(f.Message)
 	r := classifyMessage(msg, provider, f.Status)
 	// The body may say more than the message (a wrapper like "400 Bad Request").
-	if f.Body != "" && f.Body != f.Message {
-		r = mergeDetail(r, classifyMessage(f.Body, provider, f.Status))
+	if detail != "" && detail != msg {
+		r = mergeDetail(r, classifyMessage(detail, provider, f.Status))
 	}
 	if r == ReasonNone && f.Type != "" {
 		r = classifyType(f.Type)
@@ -113,12 +113,15 @@ func mergeDetail(msg, detail Reason) Reason {
 }
 
 // withBodyFields fills message, type and code from an OpenAI- or Anthropic-shaped JSON body.
-func withBodyFields(f Failure) Failure {
+// It also returns the body's own text (its message when JSON) for classification as a detail.
+func withBodyFields(f Failure) (Failure, string) {
 	body := strings.TrimSpace(f.Body)
+	detail := body
 	if f.Message == "" && body != "" && !strings.HasPrefix(body, "{") {
 		f.Message = body
 	}
 	if e, ok := parseErrorBody(body); ok {
+		detail = strings.TrimSpace(e.Message)
 		if f.Message == "" {
 			f.Message = e.Message
 		}
@@ -130,10 +133,12 @@ func withBodyFields(f Failure) Failure {
 		}
 	}
 	// A JSON message carries its own type (Anthropic's stream error events arrive this way).
-	if e, ok := parseErrorBody(strings.TrimSpace(f.Message)); ok && f.Type == "" {
-		f.Type = e.Type
+	if f.Type == "" && strings.HasPrefix(strings.TrimSpace(f.Message), "{") {
+		if e, ok := parseErrorBody(strings.TrimSpace(f.Message)); ok {
+			f.Type = e.Type
+		}
 	}
-	return f
+	return f, detail
 }
 
 // ErrorBody is the error object of an OpenAI ({"error":{message,type,code}}) or Anthropic
@@ -259,7 +264,7 @@ func classifyStatus(status int, r Reason, f Failure) Reason {
 		switch {
 		case r == ReasonAuthPermanent || r == ReasonBilling:
 			return r
-		case authPermanentRe.MatchString(strings.ToLower(msg)):
+		case authPermanent.match(strings.ToLower(msg)):
 			return ReasonAuthPermanent
 		}
 		return ReasonAuth

@@ -25,9 +25,8 @@ type CandidateState struct {
 	Candidate ModelRef
 	Index     int // position in the chain; 0 is the requested (primary) candidate
 	ChainLen  int
-	Profiles  []OrderedProfile
-	// Stats of the ordered profiles, same order, for the unavailable reason and expiry.
-	Stats []ProfileStats
+	// Profiles in order (OrderProfiles), with their stats.
+	Profiles []OrderedProfile
 	// LastProviderProbe is the provider's probe throttle (zero: never probed).
 	LastProviderProbe time.Time
 	// TransientProbeUsed: this reply already spent its transient probe on this provider.
@@ -78,11 +77,17 @@ func DecideCandidate(cs CandidateState, now time.Time) CandidateDecision {
 		}
 	}
 
-	reason := UnavailableReason(cs.Stats, provider, cs.Candidate.Model, now)
+	stat := func(i int) *ProfileStats {
+		if cs.Profiles[i].Stats == nil {
+			return &ProfileStats{}
+		}
+		return cs.Profiles[i].Stats
+	}
+	reason := unavailableReason(len(cs.Profiles), stat, provider, cs.Candidate.Model, now)
 	if reason == ReasonNone {
 		reason = ReasonUnclassified
 	}
-	soonest := SoonestExpiry(cs.Stats, provider, cs.Candidate.Model, now)
+	soonest := soonestExpiry(len(cs.Profiles), stat, provider, cs.Candidate.Model, now)
 	d := CandidateDecision{Action: ActionSkip, Reason: reason, Profile: cs.Profiles[0].ID, Soonest: soonest,
 		SkipText: fmt.Sprintf("Provider %s is in cooldown", provider)}
 	if reason == ReasonAuth || reason == ReasonAuthPermanent {

@@ -13,11 +13,11 @@ func TestDecideCandidate(t *testing.T) {
 		if opensDisable(r) {
 			s = ProfileStats{DisabledUntil: now.Add(until), DisabledReason: r, ErrorCount: 1}
 		}
-		return OrderedProfile{ID: "p:a", Until: now.Add(until)}, s
+		return OrderedProfile{ID: "p:a", Until: now.Add(until), Stats: &s}, s
 	}
 	state := func(index, chainLen int, r Reason, until time.Duration) CandidateState {
-		op, s := coolingFor(r, until)
-		return CandidateState{Candidate: ModelRef{"p", "m"}, Index: index, ChainLen: chainLen, Profiles: []OrderedProfile{op}, Stats: []ProfileStats{s}}
+		op, _ := coolingFor(r, until)
+		return CandidateState{Candidate: ModelRef{"p", "m"}, Index: index, ChainLen: chainLen, Profiles: []OrderedProfile{op}}
 	}
 	cases := []struct {
 		name   string

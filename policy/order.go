@@ -1,9 +1,6 @@
 package policy
 
-import (
-	"sort"
-	"time"
-)
+import "time"
 
 // Credential types of stored profiles.
 const (
@@ -41,6 +38,8 @@ type OrderedProfile struct {
 	ID        string    `json:"id"`
 	Available bool      `json:"available"`
 	Until     time.Time `json:"until,omitzero"` // when it becomes usable, if not now
+	// Stats are the profile's usage stats (in the caller's slice), for the decisions that follow.
+	Stats *ProfileStats `json:"-"`
 }
 
 func typeScore(t string) int {
@@ -61,36 +60,44 @@ func typeScore(t string) int {
 // soonest expiry first. The session's pin goes first while available; a user's pin is the only one.
 func OrderProfiles(in OrderInput) []OrderedProfile {
 	provider := NormalizeProvider(in.Provider)
-	byID := map[string]StoredProfile{}
-	storeIndex := map[string]int{}
-	for i, p := range in.Profiles {
-		if NormalizeProvider(p.Provider) == provider {
-			byID[p.ID] = p
-			storeIndex[p.ID] = i
-		}
+	// Small slices and linear scans: a reply orders a handful of profiles per candidate, and
+	// this runs once per candidate per turn.
+	ofProvider := func(i int) bool {
+		p := in.Profiles[i].Provider
+		return p == provider || NormalizeProvider(p) == provider
 	}
-	modes := map[string]string{}
-	var configured []string
-	if in.Config != nil {
-		for _, pc := range in.Config.Profiles {
-			if pc.Provider == provider {
-				modes[pc.ID] = pc.Mode
-				configured = append(configured, pc.ID)
+	lookup := func(id string) (int, bool) {
+		for i := range in.Profiles {
+			if in.Profiles[i].ID == id && ofProvider(i) {
+				return i, true
 			}
 		}
+		return -1, false
 	}
-	eligible := func(id string) bool {
-		p, ok := byID[id]
-		if !ok {
-			return false
+	mode := func(id string) string {
+		if in.Config != nil {
+			for _, pc := range in.Config.Profiles {
+				if pc.ID == id {
+					return pc.Mode
+				}
+			}
 		}
-		switch mode := modes[id]; mode {
+		return ""
+	}
+	eligible := func(i int) bool {
+		switch m := mode(in.Profiles[i].ID); m {
 		case "":
 			return true
 		case TypeOAuth:
-			return p.Type == TypeOAuth || p.Type == TypeToken
+			return in.Profiles[i].Type == TypeOAuth || in.Profiles[i].Type == TypeToken
 		default:
-			return mode == p.Type
+			return m == in.Profiles[i].Type
+		}
+	}
+	var idx []int // indexes into in.Profiles, in base order
+	addID := func(id string) {
+		if i, ok := lookup(id); ok && eligible(i) && !containsInt(idx, i) {
+			idx = append(idx, i)
 		}
 	}
 
@@ -98,60 +105,68 @@ func OrderProfiles(in OrderInput) []OrderedProfile {
 	if len(explicit) == 0 && in.Config != nil {
 		explicit = in.Config.AuthOrder[provider]
 	}
-	var base []string
 	isExplicit := len(explicit) > 0
-	switch {
-	case isExplicit:
-		base = explicit
-	case len(configured) > 0:
-		base = configured
-	}
-	ids := filterUnique(base, eligible)
-	if len(ids) == 0 && len(base) > 0 {
-		// Nothing named exists in the store (a renamed key, a fresh store): use what is stored.
-		isExplicit, base = false, nil
-	}
-	if base == nil {
-		for _, p := range in.Profiles {
-			if NormalizeProvider(p.Provider) == provider {
-				base = append(base, p.ID)
+	if isExplicit {
+		for _, id := range explicit {
+			addID(id)
+		}
+	} else if in.Config != nil {
+		for _, pc := range in.Config.Profiles {
+			if pc.Provider == provider {
+				addID(pc.ID)
 			}
 		}
-		ids = filterUnique(base, eligible)
+	}
+	if len(idx) == 0 {
+		// Nothing named exists in the store (a renamed key, a fresh store): use what is stored.
+		isExplicit = false
+		for i := range in.Profiles {
+			if ofProvider(i) && eligible(i) {
+				idx = append(idx, i)
+			}
+		}
 	}
 
 	if in.UserPin && in.Pin != "" {
-		if _, ok := byID[in.Pin]; ok {
-			return []OrderedProfile{describe(byID[in.Pin], provider, in.Model, in.Now)}
+		if i, ok := lookup(in.Pin); ok {
+			return []OrderedProfile{describe(&in.Profiles[i], provider, in.Model, in.Now)}
 		}
 	}
 
-	var available, cooling []OrderedProfile
-	for _, id := range ids {
-		op := describe(byID[id], provider, in.Model, in.Now)
-		if op.Available {
-			available = append(available, op)
-		} else {
-			cooling = append(cooling, op)
+	out := make([]OrderedProfile, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, describe(&in.Profiles[i], provider, in.Model, in.Now))
+	}
+	// Insertion sort: stable, allocation-free, and n is small.
+	less := func(a, b int) bool {
+		pa, pb := out[a], out[b]
+		if pa.Available != pb.Available {
+			return pa.Available
+		}
+		if !pa.Available {
+			return pa.Until.Before(pb.Until) // cooling profiles: soonest expiry first
+		}
+		if isExplicit {
+			return false // an explicit order is kept as given
+		}
+		sa, sb := &in.Profiles[idx[a]], &in.Profiles[idx[b]]
+		if ta, tb := typeScore(sa.Type), typeScore(sb.Type); ta != tb {
+			return ta < tb
+		}
+		if ea, eb := expired(sa, in.Now), expired(sb, in.Now); ea != eb {
+			return !ea
+		}
+		if !sa.Stats.LastUsed.Equal(sb.Stats.LastUsed) {
+			return sa.Stats.LastUsed.Before(sb.Stats.LastUsed)
+		}
+		return idx[a] < idx[b] // ties keep the stored order
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && less(j, j-1); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+			idx[j], idx[j-1] = idx[j-1], idx[j]
 		}
 	}
-	if !isExplicit {
-		sort.SliceStable(available, func(i, j int) bool {
-			a, b := byID[available[i].ID], byID[available[j].ID]
-			if ta, tb := typeScore(a.Type), typeScore(b.Type); ta != tb {
-				return ta < tb
-			}
-			if ea, eb := expired(a, in.Now), expired(b, in.Now); ea != eb {
-				return !ea
-			}
-			if !a.Stats.LastUsed.Equal(b.Stats.LastUsed) {
-				return a.Stats.LastUsed.Before(b.Stats.LastUsed)
-			}
-			return storeIndex[a.ID] < storeIndex[b.ID]
-		})
-	}
-	sort.SliceStable(cooling, func(i, j int) bool { return cooling[i].Until.Before(cooling[j].Until) })
-	out := append(available, cooling...)
 
 	if in.Pin != "" {
 		for i, op := range out {
@@ -165,23 +180,20 @@ func OrderProfiles(in OrderInput) []OrderedProfile {
 	return out
 }
 
-func describe(p StoredProfile, provider, model string, now time.Time) OrderedProfile {
-	until := UnusableUntil(p.Stats, provider, model, now)
-	return OrderedProfile{ID: p.ID, Available: until.IsZero(), Until: until}
-}
-
-func expired(p StoredProfile, now time.Time) bool {
-	return p.Type == TypeOAuth && !p.Expires.IsZero() && !now.Before(p.Expires)
-}
-
-func filterUnique(ids []string, keep func(string) bool) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, id := range ids {
-		if !seen[id] && keep(id) {
-			seen[id] = true
-			out = append(out, id)
+func containsInt(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+func describe(p *StoredProfile, provider, model string, now time.Time) OrderedProfile {
+	until := unusableUntil(&p.Stats, provider, model, now)
+	return OrderedProfile{ID: p.ID, Available: until.IsZero(), Until: until, Stats: &p.Stats}
+}
+
+func expired(p *StoredProfile, now time.Time) bool {
+	return p.Type == TypeOAuth && !p.Expires.IsZero() && !now.Before(p.Expires)
 }

@@ -266,3 +266,33 @@ func (r DecisionRecord) ConsoleMessage() string {
 	return fmt.Sprintf("model fallback decision: decision=%s requested=%s/%s candidate=%s/%s reason=%s next=%s",
 		r.Decision, r.RequestedProvider, r.RequestedModel, r.CandidateProvider, r.CandidateModel, reason, next)
 }
+
+// Exhaustion is the failure of a reply whose chain ran out: the summary message, the reason of
+// the last unsuccessful attempt, every attempt, and when the soonest candidate becomes usable.
+type Exhaustion struct {
+	Message               string     `json:"message"`
+	Reason                Reason     `json:"reason,omitempty"`
+	Attempts              []Attempt  `json:"attempts"`
+	SoonestCooldownExpiry *time.Time `json:"soonestCooldownExpiry"`
+}
+
+// Exhausted builds the failure of an exhausted chain. soonest is the minimum over the tried and
+// skipped candidates of CandidateExpiry (zero: none known).
+func Exhausted(attempts []Attempt, image bool, soonest time.Time) Exhaustion {
+	e := Exhaustion{Message: FailureSummary(attempts, image), Reason: LastReason(attempts), Attempts: attempts}
+	if !soonest.IsZero() {
+		e.SoonestCooldownExpiry = &soonest
+	}
+	return e
+}
+
+// EarliestOf returns the earliest non-zero time, zero if none.
+func EarliestOf(times ...time.Time) time.Time {
+	var out time.Time
+	for _, t := range times {
+		if !t.IsZero() && (out.IsZero() || t.Before(out)) {
+			out = t
+		}
+	}
+	return out
+}

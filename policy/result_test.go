@@ -3,6 +3,7 @@ package policy
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func tried(p, m, profile, result string, r Reason, status int, err string) Attempt {
@@ -86,5 +87,18 @@ func TestDecisionRecord(t *testing.T) {
 	probe := NewDecisionRecord(DecisionInput{Decision: DecisionProbe, Chain: ch, Index: 0, AttemptNo: 1, Attempt: fail})
 	if probe.FallbackStepType != "" {
 		t.Error("probe decisions carry no fallbackStep fields")
+	}
+}
+
+func TestExhausted(t *testing.T) {
+	attempts := []Attempt{tried("openai", "gpt-5", "openai:a", ResultFailed, ReasonRateLimit, 429, "slow down")}
+	soon := t0.Add(time.Minute)
+	e := Exhausted(attempts, false, EarliestOf(time.Time{}, t0.Add(time.Hour), soon))
+	if e.Message != "All models failed (1): openai/gpt-5: slow down (rate_limit)" || e.Reason != ReasonRateLimit ||
+		e.SoonestCooldownExpiry == nil || !e.SoonestCooldownExpiry.Equal(soon) {
+		t.Errorf("%+v", e)
+	}
+	if e := Exhausted(attempts, false, time.Time{}); e.SoonestCooldownExpiry != nil {
+		t.Error("no known expiry is null")
 	}
 }

@@ -97,6 +97,10 @@ func coversModel(scope, model string) bool { return scope == "" || scope == mode
 // UnusableUntil is when a profile becomes usable for model: the latest active window relevant to
 // that model, or zero when it is usable now.
 func UnusableUntil(s ProfileStats, provider, model string, now time.Time) time.Time {
+	return unusableUntil(&s, provider, model, now)
+}
+
+func unusableUntil(s *ProfileStats, provider, model string, now time.Time) time.Time {
 	if managesOwnCooldowns(provider) {
 		return time.Time{}
 	}
@@ -228,43 +232,57 @@ func ClearCooldown(s ProfileStats) ProfileStats {
 }
 
 // unavailablePriority breaks ties between reasons, most telling first.
-var unavailablePriority = []Reason{ReasonAuthPermanent, ReasonAuth, ReasonSessionExpired, ReasonBilling, ReasonFormat,
+var unavailablePriority = [...]Reason{ReasonAuthPermanent, ReasonAuth, ReasonSessionExpired, ReasonBilling, ReasonFormat,
 	ReasonModelNotFound, ReasonOverloaded, ReasonTimeout, ReasonRateLimit, ReasonEmptyResponse, ReasonNoErrorDetails, ReasonUnclassified}
 
 // UnavailableReason says why a set of profiles is unavailable for model: an active disable,
 // block or cooldown counts 1000, other recorded failures their count; ties go to the more telling
 // reason. ReasonNone when nothing is active.
 func UnavailableReason(stats []ProfileStats, provider, model string, now time.Time) Reason {
-	score := map[Reason]int{}
+	return unavailableReason(len(stats), func(i int) *ProfileStats { return &stats[i] }, provider, model, now)
+}
+
+func unavailableReason(n int, stat func(int) *ProfileStats, provider, model string, now time.Time) Reason {
+	if managesOwnCooldowns(provider) {
+		return ReasonNone
+	}
+	var score [len(unavailablePriority)]int
+	add := func(r Reason, n int) {
+		for i, p := range unavailablePriority {
+			if p == r {
+				score[i] += n
+			}
+		}
+	}
 	anyActive := false
-	for _, s := range stats {
+	for i := 0; i < n; i++ {
+		s := stat(i)
 		switch {
-		case managesOwnCooldowns(provider):
 		case active(s.DisabledUntil, now):
-			score[s.DisabledReason] += 1000
+			add(s.DisabledReason, 1000)
 			anyActive = true
 		case active(s.BlockedUntil, now) && coversModel(s.BlockedModel, model):
-			score[ReasonRateLimit] += 1000
+			add(ReasonRateLimit, 1000)
 			anyActive = true
 		case active(s.CooldownUntil, now) && coversModel(s.CooldownModel, model) && s.CooldownReason != "":
-			score[s.CooldownReason] += 1000
+			add(s.CooldownReason, 1000)
 			anyActive = true
 		default:
-			for r, n := range s.FailureCounts {
-				score[r] += n
+			for r, c := range s.FailureCounts {
+				add(r, c)
 			}
 		}
 	}
 	if !anyActive {
 		return ReasonNone
 	}
-	best, bestScore := ReasonNone, -1
-	for _, r := range unavailablePriority {
-		if score[r] > bestScore {
-			best, bestScore = r, score[r]
+	best, bestScore := ReasonNone, 0
+	for i, r := range unavailablePriority {
+		if score[i] > bestScore {
+			best, bestScore = r, score[i]
 		}
 	}
-	if bestScore <= 0 {
+	if best == ReasonNone {
 		return ReasonUnclassified
 	}
 	return best
@@ -273,9 +291,13 @@ func UnavailableReason(stats []ProfileStats, provider, model string, now time.Ti
 // SoonestExpiry is when the first of these profiles becomes usable for model: the minimum over
 // profiles of the latest window relevant to that model; zero when none has a window.
 func SoonestExpiry(stats []ProfileStats, provider, model string, now time.Time) time.Time {
+	return soonestExpiry(len(stats), func(i int) *ProfileStats { return &stats[i] }, provider, model, now)
+}
+
+func soonestExpiry(n int, stat func(int) *ProfileStats, provider, model string, now time.Time) time.Time {
 	var soonest time.Time
-	for _, s := range stats {
-		until := UnusableUntil(s, provider, model, now)
+	for i := 0; i < n; i++ {
+		until := unusableUntil(stat(i), provider, model, now)
 		if until.IsZero() {
 			continue
 		}
