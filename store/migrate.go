@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// migrations are applied in order; the schema's version is how many have run. Append only:
+// never edit one that has shipped.
+var migrations = [][]string{
+	{ // 1: profiles, auth state, sessions
+		`CREATE TABLE auth_profiles (
+			agent TEXT NOT NULL, id TEXT NOT NULL, provider TEXT NOT NULL, type TEXT NOT NULL,
+			email TEXT NOT NULL DEFAULT '', expires_ms {bigint} NOT NULL DEFAULT 0,
+			secret_json TEXT NOT NULL, seq {bigint} NOT NULL,
+			PRIMARY KEY (agent, id))`,
+		`CREATE TABLE auth_order (agent TEXT NOT NULL, provider TEXT NOT NULL, ids_json TEXT NOT NULL, PRIMARY KEY (agent, provider))`,
+		`CREATE TABLE auth_last_good (agent TEXT NOT NULL, provider TEXT NOT NULL, profile_id TEXT NOT NULL, PRIMARY KEY (agent, provider))`,
+		`CREATE TABLE auth_stats (agent TEXT NOT NULL, profile_id TEXT NOT NULL, stats_json TEXT NOT NULL, PRIMARY KEY (agent, profile_id))`,
+		`CREATE TABLE probe_throttle (agent TEXT NOT NULL, provider TEXT NOT NULL, last_probe_ms {bigint} NOT NULL, PRIMARY KEY (agent, provider))`,
+		`CREATE TABLE sessions (
+			key TEXT PRIMARY KEY, agent TEXT NOT NULL, data_json TEXT NOT NULL,
+			version {bigint} NOT NULL, updated_at_ms {bigint} NOT NULL)`,
+	},
+}
+
+// SchemaVersion is the schema this binary writes.
+func SchemaVersion() int { return len(migrations) }
+
+// ErrSchemaTooNew means the database was written by a newer baton.
+var ErrSchemaTooNew = errors.New("schema is newer than this baton knows")
+
+func (s *Store) migrate(ctx context.Context) error {
+	return s.write(ctx, func(t *tx) error {
+		if s.d.name == "postgres" {
+			// Workers starting together on several hosts migrate one at a time.
+			if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(7233)`); err != nil {
+				return err
+			}
+		}
+		if _, err := t.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("schema_version: %w", err)
+		}
+		var version int
+		err := t.queryRow(ctx, `SELECT version FROM schema_version`).Scan(&version)
+		if errors.Is(err, sql.ErrNoRows) {
+			if _, err := t.exec(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return fmt.Errorf("reading schema version: %w", err)
+		}
+		if version > len(migrations) {
+			return fmt.Errorf("%w: the database is at version %d, this baton knows %d: upgrade baton", ErrSchemaTooNew, version, len(migrations))
+		}
+		for v := version; v < len(migrations); v++ {
+			for _, stmt := range migrations[v] {
+				if _, err := t.exec(ctx, strings.ReplaceAll(stmt, "{bigint}", s.d.bigint)); err != nil {
+					return fmt.Errorf("migration %d: %w", v+1, err)
+				}
+			}
+		}
+		if version < len(migrations) {
+			if _, err := t.exec(ctx, `UPDATE schema_version SET version = ?`, len(migrations)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,205 @@
+// Package store keeps what baton must not lose between replies: auth profiles with their secrets,
+// auth state (order overrides, usage stats, probe throttle) and sessions. SQLite by default (one
+// file, like OpenClaw's openclaw-agent.sqlite), PostgreSQL when several hosts share the state.
+// Activities are its only callers; every read-modify-write is one transaction.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/policy"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+)
+
+// ErrNotFound is returned for a profile or session that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Credential is a stored secret. Only Secret returns it; listings never do.
+type Credential struct {
+	ID            string    `json:"id"`
+	Provider      string    `json:"provider"`
+	Type          string    `json:"type"` // api_key | oauth | token
+	Key           string    `json:"key,omitempty"`
+	Access        string    `json:"access,omitempty"`
+	Refresh       string    `json:"refresh,omitempty"`
+	Token         string    `json:"token,omitempty"`
+	Expires       time.Time `json:"expires,omitzero"`
+	Email         string    `json:"email,omitempty"`
+	ProjectID     string    `json:"projectId,omitempty"`
+	EnterpriseURL string    `json:"enterpriseUrl,omitempty"`
+}
+
+// Validate checks a credential before it is stored.
+func (c Credential) Validate() error {
+	switch {
+	case c.Provider == "" || policy.NormalizeProvider(c.Provider) != c.Provider:
+		return fmt.Errorf("profile %q: provider %q must be a lower-case provider id", c.ID, c.Provider)
+	case policy.ProviderOfProfile(c.ID) != c.Provider:
+		return fmt.Errorf("profile id %q must be %s:<name>", c.ID, c.Provider)
+	}
+	switch c.Type {
+	case policy.TypeAPIKey:
+		if c.Key == "" {
+			return fmt.Errorf("profile %q: api_key without a key", c.ID)
+		}
+	case policy.TypeOAuth:
+		if c.Access == "" && c.Refresh == "" {
+			return fmt.Errorf("profile %q: oauth without an access or refresh token", c.ID)
+		}
+	case policy.TypeToken:
+		if c.Token == "" {
+			return fmt.Errorf("profile %q: token without a token", c.ID)
+		}
+	default:
+		return fmt.Errorf("profile %q: type %q is not api_key, oauth or token", c.ID, c.Type)
+	}
+	return nil
+}
+
+// DefaultProfileID is provider:<email> for OAuth with an email, else provider:default.
+func DefaultProfileID(provider, email string) string {
+	if email != "" {
+		return provider + ":" + email
+	}
+	return provider + ":default"
+}
+
+// Profile is a listing entry: never a secret.
+type Profile struct {
+	policy.StoredProfile
+	Email string `json:"email,omitempty"`
+	// Source is "store", or "env" for a key read from OPENAI_API_KEY and the like.
+	Source string `json:"source"`
+}
+
+// Session is a conversation's failover state.
+type Session struct {
+	Key                    string              `json:"key"`
+	Agent                  string              `json:"agent"`
+	Model                  policy.SessionModel `json:"model"`
+	LiveModelSwitchPending bool                `json:"liveModelSwitchPending,omitempty"`
+	Notice                 policy.NoticeState  `json:"notice"`
+	// LastReprobeAt is when the origin of an auto override was last tried again.
+	LastReprobeAt time.Time `json:"lastReprobeAt,omitzero"`
+	UpdatedAt     time.Time `json:"updatedAt,omitzero"`
+	Version       int64     `json:"version"`
+}
+
+// envKeys are the environment variables that appear as provider:env profiles.
+var envKeys = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "openrouter": "OPENROUTER_API_KEY"}
+
+// EnvProfileSuffix names the profile of a key taken from the environment.
+const EnvProfileSuffix = ":env"
+
+// Store is baton's persistent state.
+type Store struct {
+	db     *sql.DB
+	d      dialect
+	url    string
+	lookup func(string) (string, bool)
+}
+
+// Options tune Open.
+type Options struct {
+	// LookupEnv reads provider keys from the environment (os.LookupEnv when nil).
+	LookupEnv func(string) (string, bool)
+}
+
+// Open connects to sqlite://PATH or postgres://… and brings the schema up to date. It refuses a
+// schema newer than this binary knows.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	s := &Store{url: url, lookup: opts.LookupEnv}
+	if s.lookup == nil {
+		s.lookup = os.LookupEnv
+	}
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok || rest == "" {
+		return nil, fmt.Errorf("store %q: want sqlite://PATH or postgres://…", url)
+	}
+	var err error
+	switch scheme {
+	case "sqlite":
+		s.db, err = openSQLite(rest)
+		s.d = sqliteDialect
+	case "postgres", "postgresql":
+		s.db, err = sql.Open("pgx", url)
+		s.d = postgresDialect
+	default:
+		return nil, fmt.Errorf("store %q: unknown scheme %q (want sqlite or postgres)", url, scheme)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", redact(url), err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := s.db.PingContext(pingCtx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("store %s: %w", redact(url), err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("store %s: %w", redact(url), err)
+	}
+	return s, nil
+}
+
+func openSQLite(path string) (*sql.DB, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	// Create the file 0600 first: SQLite gives its WAL and shm files the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	dsn := "file:" + path + "?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+	return sql.Open("sqlite", dsn)
+}
+
+// redact hides a password in a store URL for messages.
+func redact(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return url
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return url
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return url
+	}
+	return scheme + "://" + user + ":***" + rest[at:]
+}
+
+// Close releases the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Backend names the database kind: "sqlite" or "postgres".
+func (s *Store) Backend() string { return s.d.name }
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}

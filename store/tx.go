@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// dialect holds what differs between SQLite and PostgreSQL.
+type dialect struct {
+	name string
+	// lockRow is appended to a SELECT that reads a row about to be rewritten.
+	lockRow string
+	// bigint is the column type of epoch milliseconds.
+	bigint string
+}
+
+var (
+	sqliteDialect   = dialect{name: "sqlite", lockRow: "", bigint: "INTEGER"}
+	postgresDialect = dialect{name: "postgres", lockRow: " FOR UPDATE", bigint: "BIGINT"}
+)
+
+// rebind turns ? placeholders into $1, $2, … for PostgreSQL.
+func (d dialect) rebind(q string) string {
+	if d.name != "postgres" {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// tx is one write transaction. On SQLite it starts with BEGIN IMMEDIATE, so that concurrent
+// writers queue for the lock up front (under busy_timeout) instead of failing at commit; on
+// PostgreSQL rows are locked with SELECT … FOR UPDATE.
+type tx struct {
+	d    dialect
+	conn *sql.Conn // SQLite
+	tx   *sql.Tx   // PostgreSQL
+}
+
+func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	q = t.d.rebind(q)
+	if t.tx != nil {
+		return t.tx.ExecContext(ctx, q, args...)
+	}
+	return t.conn.ExecContext(ctx, q, args...)
+}
+
+func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	q = t.d.rebind(q)
+	if t.tx != nil {
+		return t.tx.QueryRowContext(ctx, q, args...)
+	}
+	return t.conn.QueryRowContext(ctx, q, args...)
+}
+
+func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	q = t.d.rebind(q)
+	if t.tx != nil {
+		return t.tx.QueryContext(ctx, q, args...)
+	}
+	return t.conn.QueryContext(ctx, q, args...)
+}
+
+// beforeCommit lets the crash-safety test kill the process between writing and committing.
+var beforeCommit func()
+
+// write runs fn in one transaction and commits it, or rolls everything back on error.
+func (s *Store) write(ctx context.Context, fn func(*tx) error) (err error) {
+	t := &tx{d: s.d}
+	if s.d.name == "postgres" {
+		if t.tx, err = s.db.BeginTx(ctx, nil); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				_ = t.tx.Rollback()
+			}
+		}()
+		if err = fn(t); err != nil {
+			return err
+		}
+		if beforeCommit != nil {
+			beforeCommit()
+		}
+		return t.tx.Commit()
+	}
+
+	if t.conn, err = s.db.Conn(ctx); err != nil {
+		return err
+	}
+	defer t.conn.Close()
+	if _, err = t.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_, _ = t.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	if err = fn(t); err != nil {
+		return err
+	}
+	if beforeCommit != nil {
+		beforeCommit()
+	}
+	_, err = t.conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// read runs a query outside any write transaction.
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return s.db.QueryContext(ctx, s.d.rebind(q), args...)
+}
+
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return s.db.QueryRowContext(ctx, s.d.rebind(q), args...)
+}
