@@ -5,6 +5,7 @@ package activities
 import (
 	"context"
 
+	"github.com/batonhq/baton/store"
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 )
@@ -14,6 +15,8 @@ type Activities struct {
 	// Identity names this worker process, as its Temporal client does.
 	Identity string
 	Logger   *zap.Logger
+	// Store holds secrets, auth state and sessions (BATON_STORE).
+	Store *store.Store
 }
 
 // Ping answers with the identity of the worker that ran it.

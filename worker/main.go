@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/internal/registry"
+	"github.com/batonhq/baton/store"
 	"github.com/sethvargo/go-envconfig"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -52,6 +53,14 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	}
 	defer func() { _ = logger.Sync() }()
 
+	st, err := store.Open(context.Background(), cfg.Store, store.Options{})
+	if err != nil {
+		logger.Error("cannot open the store", zap.Error(err))
+		fmt.Fprintf(stderr, "baton-worker: BATON_STORE: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
+
 	identity := workerIdentity()
 	c, err := client.Dial(client.Options{
 		Identity:  identity,
@@ -69,7 +78,7 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	defer c.Close()
 
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: stopTimeout})
-	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger})
+	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger, Store: st})
 
 	logger.Info("baton-worker polling", zap.String("address", cfg.Address),
 		zap.String("namespace", cfg.Namespace), zap.String("taskQueue", cfg.TaskQueue))

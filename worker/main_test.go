@@ -38,12 +38,22 @@ func TestRunRefusesBadInputWithExit2(t *testing.T) {
 func TestRunSaysWhereTemporalIsNotReachable(t *testing.T) {
 	var stderr bytes.Buffer
 	// Port 1 on loopback refuses at once.
-	code := run(nil, envconfig.MapLookuper(map[string]string{"TEMPORAL_ADDRESS": "127.0.0.1:1", "LOG_LEVEL": "error"}),
+	code := run(nil, envconfig.MapLookuper(map[string]string{"TEMPORAL_ADDRESS": "127.0.0.1:1", "LOG_LEVEL": "error",
+		"BATON_STORE": "sqlite://" + t.TempDir() + "/baton.db"}),
 		&stderr, make(chan any))
 	if code != exitFailure {
 		t.Errorf("exit %d, want %d", code, exitFailure)
 	}
 	if !strings.Contains(stderr.String(), "cannot connect to Temporal at 127.0.0.1:1 (TEMPORAL_ADDRESS)") {
 		t.Errorf("stderr %q does not say which address failed", stderr.String())
+	}
+}
+
+func TestRunSaysWhenTheStoreCannotOpen(t *testing.T) {
+	var stderr bytes.Buffer
+	code := run(nil, envconfig.MapLookuper(map[string]string{"LOG_LEVEL": "error",
+		"BATON_STORE": "postgres://baton:secret@127.0.0.1:1/baton?connect_timeout=2"}), &stderr, make(chan any))
+	if code != exitFailure || !strings.Contains(stderr.String(), "BATON_STORE") || strings.Contains(stderr.String(), "secret") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
