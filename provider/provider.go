@@ -1,0 +1,431 @@
+// Package provider calls model APIs through their official SDKs (retries off: the workflow owns
+// every retry). An attempt either returns a complete answer or an *Error precise enough to
+// classify: a stream that is cut, stalls, or carries an error event is a failure, never a
+// truncated success.
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Wire formats.
+const (
+	APIOpenAICompletions = "openai-completions"
+	APIAnthropicMessages = "anthropic-messages"
+)
+
+// Defaults for the streaming watchdog.
+const (
+	DefaultFirstTokenTimeout = 60 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
+)
+
+// Default base URLs of the providers baton knows by name.
+var defaultBaseURLs = map[string]string{
+	"openai":     "https://api.openai.com/v1",
+	"openrouter": "https://openrouter.ai/api/v1",
+	"anthropic":  "https://api.anthropic.com",
+}
+
+// Message is one turn of the conversation.
+type Message struct {
+	Role    string `json:"role"` // system | user | assistant
+	Content string `json:"content"`
+}
+
+// Credential is the secret an attempt uses. It lives only in the activity's memory.
+type Credential struct {
+	Type    string // api_key | token | oauth
+	Key     string
+	Token   string
+	Access  string
+	Refresh string
+	Expires time.Time
+}
+
+// bearer is what goes on the wire.
+func (c Credential) bearer() string {
+	switch {
+	case c.Key != "":
+		return c.Key
+	case c.Token != "":
+		return c.Token
+	}
+	return c.Access
+}
+
+// Request is one attempt: one model, one credential.
+type Request struct {
+	Provider   string
+	Model      string
+	API        string // empty: by provider (anthropic → Anthropic Messages, else OpenAI Chat Completions)
+	BaseURL    string // empty: the provider's default
+	Credential Credential
+	Messages   []Message
+	MaxTokens  int64
+
+	FirstTokenTimeout time.Duration
+	IdleTimeout       time.Duration
+	// OnChunk is called for every chunk received, so the activity can heartbeat.
+	OnChunk func()
+	// HTTPClient, when set, replaces the default transport (tests, proxies).
+	HTTPClient *http.Client
+}
+
+// Usage is the token count the provider reported.
+type Usage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+}
+
+// Response is a complete answer.
+type Response struct {
+	Text         string `json:"text"`
+	Usage        Usage  `json:"usage"`
+	FinishReason string `json:"finishReason"`
+	Chunks       int    `json:"chunks"`
+}
+
+// Stream faults: how a stream failed after it started.
+const (
+	FaultCut         = "cut"                 // ended without the protocol's terminator
+	FaultStall       = "stall"               // went silent longer than the idle timeout
+	FaultFirstToken  = "first_token_timeout" // nothing within the first-token timeout
+	FaultMalformed   = "malformed"           // a chunk that is not valid JSON
+	FaultInBandError = "in_band_error"       // an error event inside a 200 stream
+	FaultEmpty       = "empty"               // a 200 with no content
+)
+
+// Error is a failed attempt as the classifier needs it. It never holds a secret: bodies are
+// previews with key material masked.
+type Error struct {
+	Status      int               `json:"status,omitempty"`
+	Code        string            `json:"code,omitempty"`
+	Type        string            `json:"type,omitempty"`
+	Message     string            `json:"message,omitempty"`
+	BodyPreview string            `json:"bodyPreview,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"` // retry-after, retry-after-ms, rate-limit resets
+	Net         string            `json:"net,omitempty"`     // reset | refused | dns | tls | timeout | eof
+	Stream      string            `json:"stream,omitempty"`  // a Fault* value
+	// Partial: some output had arrived before the failure (it is never returned).
+	Partial bool `json:"partial,omitempty"`
+}
+
+func (e *Error) Error() string {
+	var parts []string
+	if e.Status != 0 {
+		parts = append(parts, fmt.Sprintf("HTTP %d", e.Status))
+	}
+	if e.Stream != "" {
+		parts = append(parts, "stream "+e.Stream)
+	}
+	if e.Net != "" {
+		parts = append(parts, "network "+e.Net)
+	}
+	msg := e.Message
+	if msg == "" {
+		msg = e.BodyPreview
+	}
+	if msg != "" {
+		parts = append(parts, msg)
+	}
+	return strings.Join(parts, ": ")
+}
+
+// Complete runs one attempt and returns the whole answer, or an *Error.
+func Complete(ctx context.Context, req Request) (Response, error) {
+	if req.Model == "" {
+		return Response{}, errors.New("request without a model")
+	}
+	if req.FirstTokenTimeout <= 0 {
+		req.FirstTokenTimeout = DefaultFirstTokenTimeout
+	}
+	if req.IdleTimeout <= 0 {
+		req.IdleTimeout = DefaultIdleTimeout
+	}
+	if req.BaseURL == "" {
+		req.BaseURL = defaultBaseURLs[req.Provider]
+		if req.BaseURL == "" {
+			return Response{}, fmt.Errorf("provider %q has no base URL: set models.providers.%s.baseUrl", req.Provider, req.Provider)
+		}
+	}
+	api := req.API
+	if api == "" {
+		api = APIOpenAICompletions
+		if req.Provider == "anthropic" {
+			api = APIAnthropicMessages
+		}
+	}
+	secret := req.Credential.bearer()
+	cap := &capture{}
+	base := http.DefaultTransport
+	if req.HTTPClient != nil && req.HTTPClient.Transport != nil {
+		base = req.HTTPClient.Transport
+	}
+	httpClient := &http.Client{Transport: &captureTransport{base: base, cap: cap}}
+
+	// The watchdog: first-token timeout until the first chunk, then the idle timeout.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w := &watchdog{cancel: cancel}
+	w.arm(req.FirstTokenTimeout, errFirstToken)
+	defer w.stop()
+	onChunk := func() {
+		w.arm(req.IdleTimeout, errStall)
+		if req.OnChunk != nil {
+			req.OnChunk()
+		}
+	}
+
+	var resp Response
+	var err error
+	switch api {
+	case APIAnthropicMessages:
+		resp, err = completeAnthropic(ctx, req, httpClient, secret, onChunk)
+	case APIOpenAICompletions, "openai-responses", "":
+		resp, err = completeOpenAI(ctx, req, httpClient, secret, onChunk, cap)
+	default:
+		return Response{}, fmt.Errorf("provider %q: API %q is not supported (openai-completions, anthropic-messages)", req.Provider, api)
+	}
+	if err != nil {
+		return Response{}, toError(ctx, err, cap, resp.Chunks > 0, secret)
+	}
+	if strings.TrimSpace(resp.Text) == "" {
+		return Response{}, &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
+	}
+	return resp, nil
+}
+
+var (
+	errFirstToken = errors.New("no first token within the first-token timeout")
+	errStall      = errors.New("the stream went silent longer than the idle timeout")
+	errCut        = errors.New("the stream ended before the protocol's terminator")
+)
+
+// watchdog cancels the attempt when a timer runs out; each chunk re-arms it.
+type watchdog struct {
+	mu     sync.Mutex
+	timer  *time.Timer
+	cancel context.CancelCauseFunc
+}
+
+func (w *watchdog) arm(d time.Duration, cause error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.timer = time.AfterFunc(d, func() { w.cancel(cause) })
+}
+
+func (w *watchdog) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// capture records the last response's status, headers and (for errors) body.
+type capture struct {
+	mu      sync.Mutex
+	status  int
+	headers http.Header
+	body    []byte
+	sawDone bool
+}
+
+type captureTransport struct {
+	base http.RoundTripper
+	cap  *capture
+}
+
+func (t *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	t.cap.mu.Lock()
+	t.cap.status, t.cap.headers = resp.StatusCode, resp.Header.Clone()
+	t.cap.mu.Unlock()
+	if resp.StatusCode >= 300 {
+		// Read a bounded error body now, and hand the SDK the same bytes.
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64*1024))
+		resp.Body.Close()
+		t.cap.mu.Lock()
+		t.cap.body = data
+		t.cap.mu.Unlock()
+		resp.Body = io.NopCloser(bytes.NewReader(data))
+		return resp, nil
+	}
+	resp.Body = &doneSpotter{ReadCloser: resp.Body, cap: t.cap}
+	return resp, nil
+}
+
+// doneSpotter notices OpenAI's "[DONE]" terminator as the stream passes by.
+type doneSpotter struct {
+	io.ReadCloser
+	cap  *capture
+	tail []byte
+}
+
+func (d *doneSpotter) Read(p []byte) (int, error) {
+	n, err := d.ReadCloser.Read(p)
+	if n > 0 {
+		buf := append(d.tail, p[:n]...)
+		if bytes.Contains(buf, []byte("[DONE]")) {
+			d.cap.mu.Lock()
+			d.cap.sawDone = true
+			d.cap.mu.Unlock()
+		}
+		if len(buf) > 8 {
+			buf = buf[len(buf)-8:]
+		}
+		d.tail = append(d.tail[:0], buf...)
+	}
+	return n, err
+}
+
+// hintHeaders are the response headers that say when to come back.
+var hintHeaders = []string{"retry-after", "retry-after-ms", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens",
+	"anthropic-ratelimit-requests-reset", "anthropic-ratelimit-tokens-reset", "anthropic-ratelimit-unified-reset"}
+
+func pickHeaders(h http.Header) map[string]string {
+	out := map[string]string{}
+	for _, name := range hintHeaders {
+		if v := h.Get(name); v != "" {
+			out[name] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// toError turns whatever the SDK returned into an *Error.
+func toError(ctx context.Context, err error, cap *capture, partial bool, secret string) error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		pe.Partial = pe.Partial || partial
+		return scrub(pe, secret)
+	}
+	e := &Error{Partial: partial}
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errFirstToken):
+		e.Stream, e.Message = FaultFirstToken, errFirstToken.Error()
+		if partial {
+			e.Stream, e.Message = FaultStall, errStall.Error()
+		}
+		return scrub(e, secret)
+	case errors.Is(cause, errStall):
+		e.Stream, e.Message = FaultStall, errStall.Error()
+		return scrub(e, secret)
+	}
+	cap.mu.Lock()
+	status, headers, body := cap.status, cap.headers, cap.body
+	cap.mu.Unlock()
+	if status >= 300 {
+		e.Status, e.Headers = status, pickHeaders(headers)
+		e.BodyPreview = preview(body)
+		if eb, ok := parseBody(body); ok {
+			e.Message, e.Type, e.Code = eb.Message, eb.Type, eb.Code
+		}
+		return scrub(e, secret)
+	}
+	if status == 0 {
+		e.Net, e.Message = netKind(err), err.Error()
+		return scrub(e, secret)
+	}
+	// The stream had started: an in-band error, a malformed chunk, or a broken connection.
+	e.Status = 0
+	var se interface{ RawJSON() string }
+	switch {
+	case errors.As(err, &se) && se.RawJSON() != "":
+		e.Stream = FaultInBandError
+		fill(e, []byte(se.RawJSON()))
+	case isStreamErrorEvent(err):
+		e.Stream = FaultInBandError
+		fill(e, streamErrorData(err))
+	case isJSONError(err):
+		e.Stream, e.Message = FaultMalformed, "a stream chunk is not valid JSON: "+err.Error()
+	default:
+		e.Stream, e.Message = FaultCut, errCut.Error()+": "+err.Error()
+		e.Net = netKind(err)
+	}
+	return scrub(e, secret)
+}
+
+func fill(e *Error, data []byte) {
+	e.BodyPreview = preview(data)
+	if eb, ok := parseBody(data); ok {
+		e.Message, e.Type, e.Code = eb.Message, eb.Type, eb.Code
+	} else {
+		e.Message = string(data)
+	}
+}
+
+func netKind(err error) string {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	switch {
+	case errors.As(err, &dnsErr):
+		return "dns"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "reset"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT):
+		return "timeout"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "eof"
+	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:"):
+		return "tls"
+	case errors.As(err, &opErr):
+		return "reset"
+	}
+	return "reset"
+}
+
+// keyRe finds key-like material to mask in anything that leaves this package.
+var keyRe = regexp.MustCompile(`(sk-[A-Za-z0-9_\-]{2,}|Bearer\s+[A-Za-z0-9._\-]+|"?(api[_-]?key|x-api-key|authorization)"?\s*[:=]\s*"?[A-Za-z0-9._\-]+)`)
+
+// Mask hides key material in s, and secret itself wherever it appears.
+func Mask(s, secret string) string {
+	if secret != "" && len(secret) >= 4 {
+		s = strings.ReplaceAll(s, secret, "***")
+	}
+	return keyRe.ReplaceAllStringFunc(s, func(m string) string {
+		if len(m) <= 6 {
+			return "***"
+		}
+		return m[:3] + "***"
+	})
+}
+
+func scrub(e *Error, secret string) *Error {
+	e.Message = Mask(e.Message, secret)
+	e.BodyPreview = Mask(e.BodyPreview, secret)
+	return e
+}
+
+const previewMax = 2048
+
+func preview(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > previewMax {
+		s = s[:previewMax] + "…"
+	}
+	return s
+}

@@ -1,0 +1,308 @@
+// Package fakeprovider is a real HTTP server that speaks OpenAI's Chat Completions and
+// Anthropic's Messages wire formats, streaming and not, and fails in every way a provider does:
+// statuses with bodies and headers, resets before headers, delays, cut streams, stalls,
+// malformed chunks, in-band error events, empty answers. A script of rules, matched per call on
+// (provider, model, profile), says what each call gets; every call is recorded.
+//
+// Base URLs: {URL}/p/{provider}/v1 for OpenAI-format providers and {URL}/p/{provider} for
+// Anthropic (its SDK adds /v1/messages).
+package fakeprovider
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Match selects calls; an empty field matches anything.
+type Match struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Profile  string `json:"profile,omitempty"`
+}
+
+// Usage is what a healthy answer reports.
+type Usage struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
+}
+
+// Response is one scripted answer (SCENARIOS.md's response kinds, combinable where it makes sense).
+type Response struct {
+	Text             string            `json:"text,omitempty"`
+	Usage            *Usage            `json:"usage,omitempty"`
+	Status           int               `json:"status,omitempty"`
+	Body             string            `json:"body,omitempty"`
+	Headers          map[string]string `json:"headers,omitempty"`
+	Reset            bool              `json:"reset,omitempty"`
+	DelayMs          int               `json:"delayMs,omitempty"`
+	CutAfterChunks   *int              `json:"cutAfterChunks,omitempty"`
+	StallAfterChunks *int              `json:"stallAfterChunks,omitempty"`
+	StallMs          int               `json:"stallMs,omitempty"`
+	MalformedChunk   *int              `json:"malformedChunk,omitempty"`
+	StreamError      json.RawMessage   `json:"streamError,omitempty"`
+	Empty            bool              `json:"empty,omitempty"`
+}
+
+// Kind names the response for call records.
+func (r Response) Kind() string {
+	switch {
+	case r.Reset:
+		return "reset"
+	case r.Status != 0 && r.Status != 200:
+		return fmt.Sprintf("status %d", r.Status)
+	case r.Empty:
+		return "empty"
+	case len(r.StreamError) > 0:
+		return "stream error"
+	case r.CutAfterChunks != nil:
+		return fmt.Sprintf("cut after %d", *r.CutAfterChunks)
+	case r.StallAfterChunks != nil:
+		return fmt.Sprintf("stall after %d", *r.StallAfterChunks)
+	case r.MalformedChunk != nil:
+		return fmt.Sprintf("malformed chunk %d", *r.MalformedChunk)
+	}
+	return "text"
+}
+
+// Rule answers the calls it matches with Respond in turn; the last answer repeats.
+type Rule struct {
+	Match   Match      `json:"match"`
+	Respond []Response `json:"respond"`
+}
+
+// Call is one request the server saw.
+type Call struct {
+	N        int       `json:"n"`
+	At       time.Time `json:"at"`
+	Provider string    `json:"provider"`
+	Model    string    `json:"model"`
+	Profile  string    `json:"profile"`
+	Stream   bool      `json:"stream"`
+	Outcome  string    `json:"outcome"`
+}
+
+// DefaultText answers calls that no rule matches.
+const DefaultText = "ok"
+
+// Server is the fake provider.
+type Server struct {
+	// Now stamps calls (the scenario clock in simulate); time.Now when nil.
+	Now func() time.Time
+	// BeforeRespond runs after a call is recorded and before it is answered: simulate uses it to
+	// switch models or abort exactly at call N.
+	BeforeRespond func(Call)
+
+	mu          sync.Mutex
+	rules       []Rule
+	pos         []int
+	calls       []Call
+	credentials map[string]string // secret → profile id
+	listener    net.Listener
+	srv         *http.Server
+}
+
+// New returns a server scripted with rules; credentials maps each secret to the profile id the
+// calls are recorded under.
+func New(rules []Rule, credentials map[string]string) *Server {
+	s := &Server{credentials: map[string]string{}}
+	for k, v := range credentials {
+		s.credentials[k] = v
+	}
+	s.SetRules(rules)
+	return s
+}
+
+// SetRules re-scripts the server; rule positions restart.
+func (s *Server) SetRules(rules []Rule) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = append([]Rule(nil), rules...)
+	s.pos = make([]int, len(rules))
+}
+
+// AddCredential maps another secret to a profile id.
+func (s *Server) AddCredential(secret, profile string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.credentials[secret] = profile
+}
+
+// Calls returns every call so far.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// Start listens on addr ("127.0.0.1:0" for any free port) and serves in the background.
+func (s *Server) Start(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	s.listener = l
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.srv.Serve(l) }()
+	return nil
+}
+
+// URL is the server's root, e.g. http://127.0.0.1:40123.
+func (s *Server) URL() string { return "http://" + s.listener.Addr().String() }
+
+// BaseURL is what to configure as models.providers.<provider>.baseUrl.
+func (s *Server) BaseURL(provider string, anthropicFormat bool) string {
+	if anthropicFormat {
+		return s.URL() + "/p/" + provider
+	}
+	return s.URL() + "/p/" + provider + "/v1"
+}
+
+// Close stops the server.
+func (s *Server) Close() error {
+	if s.srv == nil {
+		return nil
+	}
+	return s.srv.Close()
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now().UTC()
+}
+
+// ServeHTTP routes /p/{provider}/v1/chat/completions, /p/{provider}/v1/messages, the same without
+// /p/{provider}, and the admin endpoints /_fake/script (PUT rules) and /_fake/calls (GET).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch path {
+	case "/_fake/script":
+		s.serveScript(w, r)
+		return
+	case "/_fake/calls":
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Calls())
+		return
+	}
+	provider := ""
+	if rest, ok := strings.CutPrefix(path, "/p/"); ok {
+		provider, path, _ = strings.Cut(rest, "/")
+		path = "/" + path
+	}
+	var anthropicFormat bool
+	switch path {
+	case "/v1/chat/completions", "/chat/completions":
+		if provider == "" {
+			provider = "openai"
+		}
+	case "/v1/messages":
+		anthropicFormat = true
+		if provider == "" {
+			provider = "anthropic"
+		}
+	default:
+		http.Error(w, `{"error":{"message":"not found","type":"not_found_error"}}`, http.StatusNotFound)
+		return
+	}
+	var body struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	data, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err := json.Unmarshal(data, &body); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":{"message":"request body is not JSON","type":"invalid_request_error"}}`))
+		return
+	}
+	secret := r.Header.Get("x-api-key")
+	if auth := r.Header.Get("Authorization"); secret == "" && strings.HasPrefix(auth, "Bearer ") {
+		secret = strings.TrimPrefix(auth, "Bearer ")
+	}
+
+	s.mu.Lock()
+	profile := s.credentials[secret]
+	resp := Response{Text: DefaultText}
+	for i, rule := range s.rules {
+		m := rule.Match
+		if (m.Provider == "" || m.Provider == provider) && (m.Model == "" || m.Model == body.Model) && (m.Profile == "" || m.Profile == profile) {
+			if len(rule.Respond) > 0 {
+				resp = rule.Respond[min(s.pos[i], len(rule.Respond)-1)]
+				s.pos[i]++
+			}
+			break
+		}
+	}
+	call := Call{N: len(s.calls) + 1, At: s.now(), Provider: provider, Model: body.Model, Profile: profile, Stream: body.Stream, Outcome: resp.Kind()}
+	s.calls = append(s.calls, call)
+	hook := s.BeforeRespond
+	s.mu.Unlock()
+	if hook != nil {
+		hook(call)
+	}
+	s.respond(w, r, resp, body.Model, body.Stream, anthropicFormat)
+}
+
+func (s *Server) serveScript(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPut && r.Method != http.MethodPost {
+		http.Error(w, "PUT a JSON array of rules", http.StatusMethodNotAllowed)
+		return
+	}
+	rules, err := ParseScript(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.SetRules(rules)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// ParseScript reads rules: a JSON array, or an object with "rules" (or a scenario's "provider").
+func ParseScript(r io.Reader) ([]Rule, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	trimmed := strings.TrimSpace(string(data))
+	if strings.HasPrefix(trimmed, "[") {
+		var rules []Rule
+		if err := json.Unmarshal(data, &rules); err != nil {
+			return nil, fmt.Errorf("script: %w", err)
+		}
+		return rules, validate(rules)
+	}
+	var doc struct {
+		Rules    []Rule `json:"rules"`
+		Provider []Rule `json:"provider"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("script: %w", err)
+	}
+	if doc.Rules == nil {
+		doc.Rules = doc.Provider
+	}
+	return doc.Rules, validate(doc.Rules)
+}
+
+func validate(rules []Rule) error {
+	for i, r := range rules {
+		if len(r.Respond) == 0 {
+			return fmt.Errorf("script: rule %d (%+v) has no respond list", i, r.Match)
+		}
+		for j, resp := range r.Respond {
+			if resp.Status != 0 && (resp.Status < 100 || resp.Status > 599) {
+				return fmt.Errorf("script: rule %d respond[%d]: status %d is not an HTTP status", i, j, resp.Status)
+			}
+			if resp.DelayMs < 0 || resp.StallMs < 0 {
+				return fmt.Errorf("script: rule %d respond[%d]: negative delay", i, j)
+			}
+		}
+	}
+	return nil
+}
