@@ -71,6 +71,7 @@ func TestClassify(t *testing.T) {
 		{"invalid api key", Failure{Message: "Invalid API key"}, ReasonAuth},
 		{"an invalid keystore is not an invalid key", Failure{Message: "INVALID API KEYSTORE path"}, ReasonNone},
 		{"invalid_grant on refresh is auth_permanent", Failure{Message: "OAuth refresh failed: invalid_grant"}, ReasonAuthPermanent},
+		{"a failed OAuth refresh is auth_permanent", Failure{Code: "oauth_refresh_failed", Message: "OAuth refresh failed at https://x"}, ReasonAuthPermanent},
 		{"a deactivated workspace code beats the status", Failure{Status: 429, Code: "DEACTIVATED_WORKSPACE"}, ReasonAuthPermanent},
 
 		// Other reasons.

@@ -81,6 +81,11 @@ type Request struct {
 	OnChunk func()
 	// HTTPClient, when set, replaces the default transport (tests, proxies).
 	HTTPClient *http.Client
+	// TokenURL and ClientID let an expired OAuth credential be refreshed before the call.
+	TokenURL string
+	ClientID string
+	// Now is the clock that decides expiry (time.Now when nil).
+	Now func() time.Time
 }
 
 // Usage is the token count the provider reported.
@@ -95,6 +100,9 @@ type Response struct {
 	Usage        Usage  `json:"usage"`
 	FinishReason string `json:"finishReason"`
 	Chunks       int    `json:"chunks"`
+	// Refreshed holds a credential refreshed for this call, for the caller to store. It is a
+	// secret: never log or return it from an activity.
+	Refreshed *Credential `json:"-"`
 }
 
 // Stream faults: how a stream failed after it started.
@@ -167,6 +175,18 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 			api = APIAnthropicMessages
 		}
 	}
+	var refreshed *Credential
+	now := time.Now
+	if req.Now != nil {
+		now = req.Now
+	}
+	if needsRefresh(req.Credential, req.TokenURL, now()) {
+		c, err := refresh(ctx, req.Credential, req.TokenURL, req.ClientID, req.HTTPClient)
+		if err != nil {
+			return Response{}, err
+		}
+		req.Credential, refreshed = c, &c
+	}
 	secret := req.Credential.bearer()
 	cap := &capture{}
 	base := http.DefaultTransport
@@ -204,6 +224,7 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 	if strings.TrimSpace(resp.Text) == "" {
 		return Response{}, &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
 	}
+	resp.Refreshed = refreshed
 	return resp, nil
 }
 
@@ -213,20 +234,31 @@ var (
 	errCut        = errors.New("the stream ended before the protocol's terminator")
 )
 
-// watchdog cancels the attempt when a timer runs out; each chunk re-arms it.
+// watchdog cancels the attempt when its timer runs out; each chunk re-arms it. One timer for the
+// whole attempt: re-arming is a Reset, not a new timer per chunk.
 type watchdog struct {
 	mu     sync.Mutex
 	timer  *time.Timer
+	cause  error
 	cancel context.CancelCauseFunc
 }
 
 func (w *watchdog) arm(d time.Duration, cause error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.timer != nil {
-		w.timer.Stop()
+	w.cause = cause
+	if w.timer == nil {
+		w.timer = time.AfterFunc(d, w.fire)
+		return
 	}
-	w.timer = time.AfterFunc(d, func() { w.cancel(cause) })
+	w.timer.Reset(d)
+}
+
+func (w *watchdog) fire() {
+	w.mu.Lock()
+	cause := w.cause
+	w.mu.Unlock()
+	w.cancel(cause)
 }
 
 func (w *watchdog) stop() {
@@ -278,21 +310,23 @@ type doneSpotter struct {
 	io.ReadCloser
 	cap  *capture
 	tail []byte
+	seen bool
 }
+
+var doneMarker = []byte("[DONE]")
 
 func (d *doneSpotter) Read(p []byte) (int, error) {
 	n, err := d.ReadCloser.Read(p)
-	if n > 0 {
-		buf := append(d.tail, p[:n]...)
-		if bytes.Contains(buf, []byte("[DONE]")) {
+	if n > 0 && !d.seen {
+		// Look in this read, and across the boundary with the previous one.
+		seam := append(d.tail[:len(d.tail):len(d.tail)], p[:min(n, len(doneMarker))]...)
+		if bytes.Contains(p[:n], doneMarker) || bytes.Contains(seam, doneMarker) {
+			d.seen = true
 			d.cap.mu.Lock()
 			d.cap.sawDone = true
 			d.cap.mu.Unlock()
 		}
-		if len(buf) > 8 {
-			buf = buf[len(buf)-8:]
-		}
-		d.tail = append(d.tail[:0], buf...)
+		d.tail = append(d.tail[:0], p[max(0, n-len(doneMarker)):n]...)
 	}
 	return n, err
 }
@@ -390,7 +424,7 @@ func netKind(err error) string {
 		return "timeout"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "eof"
-	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:"):
+	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:") || strings.Contains(err.Error(), "HTTP response to HTTPS client"):
 		return "tls"
 	case errors.As(err, &opErr):
 		return "reset"

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
@@ -194,5 +197,65 @@ func TestMask(t *testing.T) {
 		if got := provider.Mask(in, secret); got != want {
 			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestAnExpiredOAuthTokenIsRefreshedFirst(t *testing.T) {
+	fp := start(t, nil)
+	fp.AddCredential("fresh-access", "openai:me@example.com")
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if r.Form.Get("grant_type") != "refresh_token" || r.Form.Get("refresh_token") != "good-refresh" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":"invalid_grant","error_description":"refresh token revoked"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token":"fresh-access","token_type":"Bearer","expires_in":3600,"refresh_token":"next-refresh"}`))
+	}))
+	defer tokens.Close()
+
+	req := request(fp, "openai")
+	req.TokenURL = tokens.URL
+	req.Credential = provider.Credential{Type: "oauth", Access: "stale-access", Refresh: "good-refresh", Expires: time.Now().Add(-time.Minute)}
+	resp, err := provider.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Refreshed == nil || resp.Refreshed.Access != "fresh-access" || resp.Refreshed.Refresh != "next-refresh" {
+		t.Fatalf("refreshed %+v", resp.Refreshed)
+	}
+	if calls := fp.Calls(); len(calls) != 1 || calls[0].Profile != "openai:me@example.com" {
+		t.Errorf("the call did not use the refreshed token: %+v", calls)
+	}
+
+	req.Credential.Refresh = "revoked-refresh"
+	_, err = provider.Complete(context.Background(), req)
+	var e *provider.Error
+	if !errors.As(err, &e) || e.Code != provider.CodeOAuthRefreshFailed || !strings.Contains(e.Message, "invalid_grant") {
+		t.Fatalf("a failed refresh: %v", err)
+	}
+	if reason := policy.Classify(policy.Failure{Code: e.Code, Message: e.Message}); reason != policy.ReasonAuthPermanent {
+		t.Errorf("a failed refresh classifies as %s, want auth_permanent", reason)
+	}
+	if len(fp.Calls()) != 1 {
+		t.Error("a failed refresh must not call the model")
+	}
+
+	// A token not yet expired is used as it is.
+	req.Credential = provider.Credential{Type: "oauth", Access: "fresh-access", Refresh: "revoked-refresh", Expires: time.Now().Add(time.Hour)}
+	if resp, err := provider.Complete(context.Background(), req); err != nil || resp.Refreshed != nil {
+		t.Errorf("%+v %v", resp, err)
+	}
+}
+
+func TestTLSAgainstAPlainServerKeepsItsKind(t *testing.T) {
+	fp := start(t, nil)
+	_, err := provider.Complete(context.Background(), provider.Request{Provider: "openai", Model: "m",
+		BaseURL: strings.Replace(fp.BaseURL("openai", false), "http://", "https://", 1), Credential: provider.Credential{Key: secret}})
+	var e *provider.Error
+	if !errors.As(err, &e) || e.Net != "tls" {
+		t.Fatalf("%v (%+v)", err, e)
 	}
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make demo: a real Temporal server, a baton worker, and a reply through them; then the Web UI.
+# make demo: a real Temporal server, a baton worker, the fake model provider scripted with an
+# outage, and what baton makes of each failure; then the Web UI.
 # BATON_DEMO_PORT moves the server (default 7233; the Web UI is on port + 1000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,34 @@ pids+=("$!")
 
 echo "== Asking a worker to answer"
 bin/baton ping --timeout 60s
+
+fake=127.0.0.1:$((port + 2000))
+echo
+echo "== Starting the fake model provider on $fake (script: scripts/demo-provider.json)"
+bin/baton fake-provider --listen "$fake" --script scripts/demo-provider.json >"$dir/fake-provider.log" 2>&1 &
+pids+=("$!")
+cat >"$dir/openclaw.json5" <<JSON5
+// The demo's OpenClaw-shaped config: every provider points at the fake provider.
+{
+  agents: { defaults: { model: { primary: "openai/gpt-5", fallbacks: ["anthropic/claude-sonnet-4-5"] } } },
+  models: { providers: {
+    openai: { baseUrl: "http://$fake/p/openai/v1", api: "openai-completions" },
+    anthropic: { baseUrl: "http://$fake/p/anthropic", api: "anthropic-messages" },
+  } },
+}
+JSON5
+export BATON_CONFIG=$dir/openclaw.json5
+echo sk-demo-openai-a | bin/baton auth add --provider openai --id openai:a >/dev/null
+echo sk-demo-openai-b | bin/baton auth add --provider openai --id openai:b >/dev/null
+echo sk-demo-anthropic | bin/baton auth add --provider anthropic >/dev/null
+bin/baton auth list
+
+echo
+echo "== One attempt per profile, as failover would see each (the reply workflow that walks the chain comes next)"
+for attempt in "openai:a openai/gpt-5" "openai:b openai/gpt-5" "anthropic:default anthropic/claude-sonnet-4-5"; do
+  set -- $attempt
+  bin/baton auth test "$1" --model "$2" --timeout 5s || true
+done
 
 echo
 echo "Web UI: http://127.0.0.1:$ui_port/namespaces/default/workflows"

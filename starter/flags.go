@@ -5,11 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/batonhq/baton/internal/logging"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton/internal/env"
+	"github.com/batonhq/baton/internal/logging"
 	"go.temporal.io/sdk/client"
 )
 
@@ -63,7 +64,7 @@ func (t *temporalFlags) dial(ctx context.Context) (client.Client, error) {
 // parseFlags parses args and says what was wrong in one line; it returns the flags given.
 func parseFlags(fs *flag.FlagSet, args []string, errOut io.Writer) (map[string]bool, int, bool) {
 	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(interspersed(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(errOut)
 			fmt.Fprintf(errOut, "Usage of baton %s:\n", fs.Name())
@@ -76,4 +77,41 @@ func parseFlags(fs *flag.FlagSet, args []string, errOut io.Writer) (map[string]b
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set, 0, true
+}
+
+// interspersed moves positional arguments after the flags, so that `baton auth test openai:a
+// --model openai/gpt-5` reads like `baton auth test --model openai/gpt-5 openai:a`.
+func interspersed(fs *flag.FlagSet, args []string) []string {
+	var flags, positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			positional = append(positional, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // an unknown flag: Parse reports it
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if len(positional) == 0 {
+		return flags
+	}
+	return append(append(flags, "--"), positional...)
 }

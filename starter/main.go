@@ -24,11 +24,12 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"auth":     {"auth profiles: list, add, order set, clear-cooldown", runAuth},
-	"doctor":   {"import OpenClaw's legacy auth files (--state-dir DIR [--fix])", runDoctor},
-	"classify": {"classify provider errors: JSON lines on stdin, one {\"reason\"} per line out", runClassify},
-	"ping":     {"check that a worker answers on the task queue", runPing},
-	"version":  {"print baton's version", runVersion},
+	"auth":          {"auth profiles: list, add, order set, clear-cooldown, test", runAuth},
+	"doctor":        {"import OpenClaw's legacy auth files (--state-dir DIR [--fix])", runDoctor},
+	"classify":      {"classify provider errors: JSON lines on stdin, one {\"reason\"} per line out", runClassify},
+	"fake-provider": {"serve the scriptable fake model provider (--listen ADDR --script FILE)", runFakeProvider},
+	"ping":          {"check that a worker answers on the task queue", runPing},
+	"version":       {"print baton's version", runVersion},
 }
 
 // version is set at build time with -ldflags "-X main.version=…".

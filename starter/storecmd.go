@@ -92,7 +92,7 @@ func runDoctor(ctx context.Context, args []string, out, errOut io.Writer) int {
 // runAuth dispatches `baton auth list|add|order set|clear-cooldown`.
 func runAuth(ctx context.Context, args []string, out, errOut io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(errOut, "baton auth: want a subcommand: list, add, order set, clear-cooldown")
+		fmt.Fprintln(errOut, "baton auth: want a subcommand: list, add, order set, clear-cooldown, test")
 		return exitUsage
 	}
 	switch args[0] {
@@ -108,8 +108,10 @@ func runAuth(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return runAuthOrderSet(ctx, args[2:], out, errOut)
 	case "clear-cooldown":
 		return runAuthClearCooldown(ctx, args[1:], out, errOut)
+	case "test":
+		return runAuthTest(ctx, args[1:], out, errOut)
 	}
-	fmt.Fprintf(errOut, "baton auth: unknown subcommand %q (list, add, order set, clear-cooldown)\n", args[0])
+	fmt.Fprintf(errOut, "baton auth: unknown subcommand %q (list, add, order set, clear-cooldown, test)\n", args[0])
 	return exitUsage
 }
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batonhq/baton/internal/logging"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/logging"
 	"go.temporal.io/sdk/client"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
 )
