@@ -50,9 +50,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./policy
 
 # Speed and memory goals live in benchmarks: policy's decision pass (< 5 µs), classification of a
-# 429 body (< 20 µs), record-outcome transactions (≥ 2,000/s uncontended on SQLite).
+# 429 body (< 20 µs), record-outcome transactions (≥ 2,000/s uncontended on SQLite), adapter
+# overhead per streamed chunk (< 5 µs). Figures and what limits them: BENCHMARKS.md.
 bench:
-	BATON_TEST_POSTGRES="$$(scripts/test-postgres.sh)" $(GO) test -run '^$$' -bench . -benchmem ./policy/... ./store/...
+	BATON_TEST_POSTGRES="$$(scripts/test-postgres.sh)" $(GO) test -run '^$$' -bench . -benchmem ./policy/... ./store/... ./provider/...
 
 demo: build
 	./scripts/demo.sh

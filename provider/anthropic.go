@@ -7,7 +7,26 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 )
+
+// anthropicEvent is the part of a Messages stream event an answer needs.
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	Message struct {
+		Usage struct {
+			InputTokens int64 `json:"input_tokens"`
+		} `json:"usage"`
+	} `json:"message"`
+	Delta struct {
+		Type       string `json:"type"`
+		Text       string `json:"text"`
+		StopReason string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage struct {
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+}
 
 // defaultMaxTokens is Anthropic's required max_tokens when the request names none.
 const defaultMaxTokens = 4096
@@ -40,7 +59,10 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 		}
 	}
 
-	stream := client.Messages.NewStreaming(ctx, params)
+	// As for OpenAI: the SDK sends the request and parses SSE; events decode into a lean struct.
+	var raw *http.Response
+	err := client.Post(ctx, "v1/messages", params, &raw, option.WithJSONSet("stream", true))
+	stream := ssestream.NewStream[anthropicEvent](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 	var text strings.Builder
 	var resp Response
@@ -48,17 +70,18 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 	for stream.Next() {
 		resp.Chunks++
 		onChunk()
-		switch ev := stream.Current().AsAny().(type) {
-		case anthropic.MessageStartEvent:
+		ev := stream.Current()
+		switch ev.Type {
+		case "message_start":
 			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
-		case anthropic.ContentBlockDeltaEvent:
-			if d, ok := ev.Delta.AsAny().(anthropic.TextDelta); ok {
-				text.WriteString(d.Text)
+		case "content_block_delta":
+			if ev.Delta.Type == "text_delta" {
+				text.WriteString(ev.Delta.Text)
 			}
-		case anthropic.MessageDeltaEvent:
-			resp.FinishReason = string(ev.Delta.StopReason)
+		case "message_delta":
+			resp.FinishReason = ev.Delta.StopReason
 			resp.Usage.OutputTokens = ev.Usage.OutputTokens
-		case anthropic.MessageStopEvent:
+		case "message_stop":
 			stopped = true
 		}
 	}
