@@ -117,6 +117,10 @@ type ProviderConfig struct {
 	ID      string `json:"id"`
 	BaseURL string `json:"baseUrl,omitempty"`
 	API     string `json:"api,omitempty"`
+	// TokenURL and ClientID (baton's keys) let expired OAuth credentials of this provider be
+	// refreshed with their refresh token.
+	TokenURL string `json:"tokenUrl,omitempty"`
+	ClientID string `json:"clientId,omitempty"`
 }
 
 // Config is the part of an OpenClaw config that failover reads.
@@ -260,11 +264,14 @@ func (d *configDecoder) decode(root *jsonValue) *Config {
 				if id == "" || strings.Contains(id, "/") {
 					d.fail(path, m.value, "%q is not a provider id", m.key)
 				}
-				pc := ProviderConfig{ID: id, BaseURL: d.str(path+".baseUrl", m.value.get("baseUrl")), API: d.str(path+".api", m.value.get("api"))}
-				if pc.BaseURL != "" {
-					u, err := url.Parse(pc.BaseURL)
-					if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-						d.fail(path+".baseUrl", m.value.get("baseUrl"), "%q is not an http(s) URL", pc.BaseURL)
+				pc := ProviderConfig{ID: id, BaseURL: d.str(path+".baseUrl", m.value.get("baseUrl")), API: d.str(path+".api", m.value.get("api")),
+					TokenURL: d.str(path+".tokenUrl", m.value.get("tokenUrl")), ClientID: d.str(path+".clientId", m.value.get("clientId"))}
+				for key, v := range map[string]string{"baseUrl": pc.BaseURL, "tokenUrl": pc.TokenURL} {
+					if v == "" {
+						continue
+					}
+					if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+						d.fail(path+"."+key, m.value.get(key), "%q is not an http(s) URL", v)
 					}
 				}
 				cfg.Providers[id] = pc

@@ -33,7 +33,8 @@ const openClawConfig = `// an OpenClaw config, JSON5
     order: { openai: ["openai:me@example.com", "openai:api-key-backup"] },
     cooldowns: { billingBackoffHours: 2, billingBackoffHoursByProvider: { Anthropic: 1 }, overloadedProfileRotations: 2, overloadedBackoffMs: 250 },
   },
-  models: { providers: { ollama: { baseUrl: "http://127.0.0.1:11434/v1", api: "openai-completions" } } },
+  models: { providers: { ollama: { baseUrl: "http://127.0.0.1:11434/v1", api: "openai-completions" },
+                         corp: { baseUrl: "https://llm.corp.example/v1", tokenUrl: "https://sso.corp.example/token", clientId: "baton" } } },
 }`
 
 func TestParseConfigReadsOpenClawShape(t *testing.T) {
@@ -80,6 +81,9 @@ func TestParseConfigReadsOpenClawShape(t *testing.T) {
 		c.RateLimitedProfileRotations != 1 || c.BillingMax != 24*time.Hour || c.FailureWindow != 24*time.Hour {
 		t.Errorf("cooldowns = %+v", c)
 	}
+	if p := cfg.Providers["corp"]; p.TokenURL != "https://sso.corp.example/token" || p.ClientID != "baton" {
+		t.Errorf("corp provider = %+v", p)
+	}
 	if p := cfg.Providers["ollama"]; p.BaseURL != "http://127.0.0.1:11434/v1" || p.API != "openai-completions" {
 		t.Errorf("providers = %+v", cfg.Providers)
 	}
@@ -123,6 +127,7 @@ func TestParseConfigNamesTheBadKey(t *testing.T) {
 		{`{auth: {profiles: {"openai:a": {mode: "password"}}}}`, "auth.profiles.openai:a.mode", `"password" is not one of`, 1},
 		{`{auth: {order: {openai: "openai:a"}}}`, "auth.order.openai", "is a string, want an array", 1},
 		{`{models: {providers: {ollama: {baseUrl: "localhost:11434"}}}}`, "models.providers.ollama.baseUrl", "not an http(s) URL", 1},
+		{`{models: {providers: {corp: {tokenUrl: "sso"}}}}`, "models.providers.corp.tokenUrl", "not an http(s) URL", 1},
 		{`{agents: {defaults: {heartbeat: {every: "often"}}}}`, "agents.defaults.heartbeat.every", "not a positive duration", 1},
 	}
 	for _, c := range cases {

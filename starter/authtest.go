@@ -79,6 +79,7 @@ func runAuthTest(ctx context.Context, args []string, out, errOut io.Writer) int 
 		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
 		Messages:          []provider.Message{{Role: "user", Content: *message}},
 		FirstTokenTimeout: *timeout, IdleTimeout: *timeout,
+		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
 	})
 	var pe *provider.Error
 	switch {
@@ -93,6 +94,13 @@ func runAuthTest(ctx context.Context, args []string, out, errOut io.Writer) int 
 	case err != nil:
 		fmt.Fprintf(errOut, "baton auth test: %v\n", err)
 		return exitFailure
+	}
+	if resp.Refreshed != nil {
+		cred.Access, cred.Refresh, cred.Expires = resp.Refreshed.Access, resp.Refreshed.Refresh, resp.Refreshed.Expires
+		if err := s.PutCredential(ctx, *agent, cred); err != nil {
+			fmt.Fprintf(errOut, "baton auth test: storing the refreshed token: %v\n", err)
+			return exitFailure
+		}
 	}
 	fmt.Fprintf(out, "%s via %s: %q (%d input, %d output tokens)\n", ref, id, resp.Text, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 	return 0
