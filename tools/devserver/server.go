@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -31,6 +32,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", for forgetMembers
 )
 
 const clusterName = "active"
@@ -199,6 +201,10 @@ func sqlConfig(opts *options) (*config.SQL, error) {
 		}
 	case statErr != nil:
 		return nil, fmt.Errorf("--db-filename %s: %w", opts.dbFilename, statErr)
+	default:
+		if err := forgetMembers(opts.dbFilename); err != nil {
+			return nil, fmt.Errorf("--db-filename %s: %w", opts.dbFilename, err)
+		}
 	}
 	return conf, nil
 }
@@ -331,4 +337,17 @@ func sortedKeys(m map[string]enumspb.IndexedValueType) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// forgetMembers clears the hosts a previous run registered in the file. They listened on other
+// (random) ports and are gone; left in place, the services would wait for them to expire and
+// answer "Not enough hosts to serve the request" meanwhile.
+func forgetMembers(path string) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.Exec(`DELETE FROM cluster_membership`)
+	return err
 }
