@@ -4,6 +4,7 @@ package activities
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/batonhq/baton/store"
 	"go.temporal.io/sdk/activity"
@@ -17,6 +18,12 @@ type Activities struct {
 	Logger   *zap.Logger
 	// Store holds secrets, auth state and sessions (BATON_STORE).
 	Store *store.Store
+	// Config is the current OpenClaw-shaped config (BATON_CONFIG).
+	Config *ConfigSource
+	// Limits bound waits and streams; zero means DESIGN.md's defaults.
+	Limits Limits
+	// HTTPClient replaces the providers' default transport (tests).
+	HTTPClient *http.Client
 }
 
 // Ping answers with the identity of the worker that ran it.

@@ -268,8 +268,9 @@ func unavailableReason(n int, stat func(int) *ProfileStats, provider, model stri
 			add(s.CooldownReason, 1000)
 			anyActive = true
 		default:
-			for r, c := range s.FailureCounts {
-				add(r, c)
+			// Indexed by the priority list, not by ranging the map: the same in any order.
+			for k, r := range unavailablePriority {
+				score[k] += s.FailureCounts[r]
 			}
 		}
 	}

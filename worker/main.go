@@ -53,6 +53,17 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	}
 	defer func() { _ = logger.Sync() }()
 
+	conf, loaded, err := loadConfigFile(cfg.ConfigFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton-worker: BATON_CONFIG: %v\n", err)
+		return exitUsage
+	}
+	configSource := &activities.ConfigSource{}
+	configSource.Set(conf)
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	go watchConfig(watchCtx, cfg.ConfigFile, loaded, configSource, logger, 2*time.Second)
+
 	st, err := store.Open(context.Background(), cfg.Store, store.Options{})
 	if err != nil {
 		logger.Error("cannot open the store", zap.Error(err))
@@ -78,7 +89,8 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	defer c.Close()
 
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: stopTimeout})
-	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger, Store: st})
+	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger, Store: st,
+		Config: configSource, Limits: limitsOf(cfg, logger)})
 
 	logger.Info("baton-worker polling", zap.String("address", cfg.Address),
 		zap.String("namespace", cfg.Namespace), zap.String("taskQueue", cfg.TaskQueue))

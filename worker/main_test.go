@@ -2,6 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"time"
+
+	"github.com/batonhq/baton/activities"
+	"go.uber.org/zap"
 	"strings"
 	"testing"
 
@@ -55,5 +61,57 @@ func TestRunSaysWhenTheStoreCannotOpen(t *testing.T) {
 		"BATON_STORE": "postgres://baton:secret@127.0.0.1:1/baton?connect_timeout=2"}), &stderr, make(chan any))
 	if code != exitFailure || !strings.Contains(stderr.String(), "BATON_STORE") || strings.Contains(stderr.String(), "secret") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestRunNamesTheConfigFileThatDoesNotParse(t *testing.T) {
+	path := t.TempDir() + "/openclaw.json5"
+	if err := os.WriteFile(path, []byte("{agents: {defaults: {model: 5}}}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := run(nil, envconfig.MapLookuper(map[string]string{"BATON_CONFIG": path}), &stderr, make(chan any))
+	if code != exitUsage || !strings.Contains(stderr.String(), "BATON_CONFIG: "+path+": agents.defaults.model (line 1, column 29)") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestConfigReloadKeepsTheLastGoodOne(t *testing.T) {
+	path := t.TempDir() + "/openclaw.json5"
+	write := func(s string, mod time.Time) {
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Chtimes(path, mod, mod)
+	}
+	base := time.Now().Add(-time.Hour)
+	write(`{agents: {defaults: {model: "openai/gpt-5"}}}`, base)
+	cfg, loaded, err := loadConfigFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &activities.ConfigSource{}
+	src.Set(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go watchConfig(ctx, path, loaded, src, zap.NewNop(), 10*time.Millisecond)
+
+	write(`{agents: {defaults: {model: "anthropic/claude"}}}`, base.Add(time.Minute))
+	waitFor(t, func() bool { return src.Get().Model.Primary.Provider == "anthropic" })
+	write(`{agents: {defaults: {model: `, base.Add(2*time.Minute)) // broken
+	time.Sleep(100 * time.Millisecond)
+	if got := src.Get().Model.Primary.String(); got != "anthropic/claude" {
+		t.Errorf("a broken file replaced the config: %s", got)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

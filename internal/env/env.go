@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,13 @@ type Worker struct {
 	ConfigFile string `env:"BATON_CONFIG"`
 	LogLevel   string `env:"LOG_LEVEL, default=info"`
 	LogFormat  string `env:"LOG_FORMAT, default=json"`
+	// RetryMaxWaitSeconds caps a Retry-After that a reply waits out (DESIGN.md).
+	RetryMaxWaitSeconds int `env:"BATON_RETRY_MAX_WAIT_SECONDS, default=60"`
+	// SkipTTL is BATON_FALLBACK_SKIP_TTL_MS, also read as OPENCLAW_FALLBACK_SKIP_TTL_MS.
+	SkipTTLMs       string `env:"BATON_FALLBACK_SKIP_TTL_MS"`
+	OpenClawSkipTTL string `env:"OPENCLAW_FALLBACK_SKIP_TTL_MS"`
+	FirstTokenMs    int    `env:"BATON_FIRST_TOKEN_TIMEOUT_MS, default=60000"`
+	IdleMs          int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
 }
 
 // LoadTemporal reads the Temporal connection settings from l (the process environment if nil).
@@ -55,7 +63,37 @@ func process(ctx context.Context, l envconfig.Lookuper, target any) error {
 	if l == nil {
 		l = envconfig.OsLookuper()
 	}
-	return envconfig.ProcessWith(ctx, &envconfig.Config{Target: target, Lookuper: l})
+	err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: target, Lookuper: l})
+	if err == nil {
+		return nil
+	}
+	// go-envconfig names the struct field; say which variable instead.
+	msg := err.Error()
+	for field, name := range envNames(reflect.TypeOf(target).Elem()) {
+		if rest, ok := strings.CutPrefix(msg, field+": "); ok {
+			return fmt.Errorf("%s: %s", name, rest)
+		}
+	}
+	return err
+}
+
+// envNames maps struct field names to their environment variables.
+func envNames(t reflect.Type) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for k, v := range envNames(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		if tag := f.Tag.Get("env"); tag != "" {
+			name, _, _ := strings.Cut(tag, ",")
+			out[f.Name] = strings.TrimSpace(name)
+		}
+	}
+	return out
 }
 
 // Validate checks each setting and names the variable of the first bad one.
@@ -84,6 +122,15 @@ func (w Worker) Validate() error {
 		if _, err := os.Stat(w.ConfigFile); err != nil {
 			return fmt.Errorf("BATON_CONFIG: %w", err)
 		}
+	}
+	if w.RetryMaxWaitSeconds < 0 || w.RetryMaxWaitSeconds > 3600 {
+		return fmt.Errorf("BATON_RETRY_MAX_WAIT_SECONDS: %d is not 0..3600", w.RetryMaxWaitSeconds)
+	}
+	if w.FirstTokenMs < 100 || w.FirstTokenMs > 3600000 {
+		return fmt.Errorf("BATON_FIRST_TOKEN_TIMEOUT_MS: %d is not 100..3600000", w.FirstTokenMs)
+	}
+	if w.IdleMs < 100 || w.IdleMs > 3600000 {
+		return fmt.Errorf("BATON_IDLE_TIMEOUT_MS: %d is not 100..3600000", w.IdleMs)
 	}
 	if _, err := logging.New(w.LogLevel, "json"); err != nil {
 		return fmt.Errorf("LOG_LEVEL: %q is not one of %s", w.LogLevel, strings.Join(logging.Levels, ", "))

@@ -16,10 +16,11 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Temporal:  Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "baton"},
-		Store:     DefaultStore,
-		LogLevel:  "info",
-		LogFormat: "json",
+		Temporal:            Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "baton"},
+		Store:               DefaultStore,
+		LogLevel:            "info",
+		LogFormat:           "json",
+		RetryMaxWaitSeconds: 60, FirstTokenMs: 60000, IdleMs: 60000,
 	}
 	if w != want {
 		t.Errorf("got %+v, want %+v", w, want)
@@ -51,6 +52,9 @@ func TestLoadWorkerNamesTheBadVariable(t *testing.T) {
 		{"a config file that does not exist", map[string]string{"BATON_CONFIG": "/nonexistent/openclaw.json"}, "BATON_CONFIG"},
 		{"an unknown log level", map[string]string{"LOG_LEVEL": "loud"}, `LOG_LEVEL: "loud"`},
 		{"an unknown log format", map[string]string{"LOG_FORMAT": "xml"}, `LOG_FORMAT: "xml"`},
+		{"a retry cap that is not a number", map[string]string{"BATON_RETRY_MAX_WAIT_SECONDS": "soon"}, "BATON_RETRY_MAX_WAIT_SECONDS"},
+		{"a negative retry cap", map[string]string{"BATON_RETRY_MAX_WAIT_SECONDS": "-1"}, "BATON_RETRY_MAX_WAIT_SECONDS"},
+		{"a first-token timeout too short", map[string]string{"BATON_FIRST_TOKEN_TIMEOUT_MS": "5"}, "BATON_FIRST_TOKEN_TIMEOUT_MS"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

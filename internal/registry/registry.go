@@ -12,11 +12,23 @@ import (
 
 // Register adds every baton workflow and activity to r.
 func Register(r worker.Registry, a *activities.Activities) {
-	r.RegisterWorkflowWithOptions(workflows.PingWorkflow, workflow.RegisterOptions{Name: workflows.PingWorkflowName})
-	r.RegisterActivityWithOptions(a.Ping, activity.RegisterOptions{Name: workflows.PingActivityName})
+	RegisterWorkflows(r)
+	for name, fn := range map[string]any{
+		workflows.PingActivityName:         a.Ping,
+		workflows.LoadReplyActivity:        a.LoadReply,
+		workflows.AttemptActivity:          a.Attempt,
+		workflows.RecordOutcomeActivity:    a.RecordOutcome,
+		workflows.ClaimProbeActivity:       a.ClaimProbe,
+		workflows.WriteFallbackActivity:    a.WriteFallback,
+		workflows.RollbackFallbackActivity: a.RollbackFallback,
+		workflows.EndTurnActivity:          a.EndTurn,
+	} {
+		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
 }
 
 // RegisterWorkflows adds the workflows only, for replaying histories.
 func RegisterWorkflows(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.PingWorkflow, workflow.RegisterOptions{Name: workflows.PingWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.ReplyWorkflow, workflow.RegisterOptions{Name: workflows.ReplyWorkflowName})
 }

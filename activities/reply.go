@@ -1,0 +1,224 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
+	"github.com/batonhq/baton/store"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+)
+
+// Limits are the worker's settings that bound a reply.
+type Limits struct {
+	RetryMaxWait      time.Duration
+	SkipTTL           time.Duration
+	FirstTokenTimeout time.Duration
+	IdleTimeout       time.Duration
+}
+
+// DefaultLimits are DESIGN.md's defaults.
+func DefaultLimits() Limits {
+	return Limits{RetryMaxWait: policy.DefaultRetryMaxWait, SkipTTL: policy.DefaultSkipTTL,
+		FirstTokenTimeout: provider.DefaultFirstTokenTimeout, IdleTimeout: provider.DefaultIdleTimeout}
+}
+
+// ConfigSource hands out the current config (reloaded on change by the worker).
+type ConfigSource struct{ v atomic.Pointer[policy.Config] }
+
+// Set replaces the current config.
+func (c *ConfigSource) Set(cfg *policy.Config) { c.v.Store(cfg) }
+
+// Get returns the current config, or the default one.
+func (c *ConfigSource) Get() *policy.Config {
+	if c == nil {
+		return policy.DefaultConfig()
+	}
+	if cfg := c.v.Load(); cfg != nil {
+		return cfg
+	}
+	return policy.DefaultConfig()
+}
+
+func (a *Activities) limits() Limits {
+	if a.Limits == (Limits{}) {
+		return DefaultLimits()
+	}
+	return a.Limits
+}
+
+func (a *Activities) store() (*store.Store, error) {
+	if a.Store == nil {
+		return nil, temporal.NewNonRetryableApplicationError("this worker has no store (BATON_STORE)", "NoStore", nil)
+	}
+	return a.Store, nil
+}
+
+// LoadReply reads everything a reply decides on: config, session, profiles with their usage
+// stats, order overrides. Never a secret.
+func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (policy.ReplyState, error) {
+	st, err := a.store()
+	if err != nil {
+		return policy.ReplyState{}, err
+	}
+	lim := a.limits()
+	state := policy.ReplyState{Config: a.Config.Get(), RetryMaxWait: lim.RetryMaxWait, SkipTTL: lim.SkipTTL,
+		FirstTokenTimeout: lim.FirstTokenTimeout, IdleTimeout: lim.IdleTimeout}
+	if req.Session != "" {
+		sess, err := st.GetSession(ctx, req.Session)
+		if err != nil {
+			return state, err
+		}
+		state.Session, state.Notice, state.Reprobed = sess.Model, sess.Notice, sess.LastReprobeAt
+	}
+	profiles, err := st.ListProfiles(ctx, req.Agent)
+	if err != nil {
+		return state, err
+	}
+	for _, p := range profiles {
+		state.Profiles = append(state.Profiles, p.StoredProfile)
+	}
+	if state.Orders, err = st.Orders(ctx, req.Agent); err != nil {
+		return state, err
+	}
+	return state, nil
+}
+
+// Attempt makes one call with one profile. It heartbeats per chunk, so a stalled stream ends as a
+// heartbeat timeout too, and returns a classified outcome: a failure is data, not an error, so the
+// history keeps the reason every decision was made on.
+func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (policy.AttemptOutcome, error) {
+	st, err := a.store()
+	if err != nil {
+		return policy.AttemptOutcome{}, err
+	}
+	cred, err := st.Secret(ctx, req.Agent, req.Profile)
+	if errors.Is(err, store.ErrNotFound) {
+		return policy.AttemptOutcome{Reason: policy.ReasonAuth, Error: fmt.Sprintf("profile %s is not in the store", req.Profile)}, nil
+	}
+	if err != nil {
+		return policy.AttemptOutcome{}, err
+	}
+	pc := a.Config.Get().Providers[req.Provider]
+	chunks := 0
+	resp, err := provider.Complete(ctx, provider.Request{
+		Provider: req.Provider, Model: req.Model, API: pc.API, BaseURL: pc.BaseURL,
+		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
+		Messages:          []provider.Message{{Role: "user", Content: req.Message}},
+		FirstTokenTimeout: req.FirstTokenTimeout, IdleTimeout: req.IdleTimeout,
+		OnChunk:  func() { chunks++; activity.RecordHeartbeat(ctx, chunks) },
+		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
+		HTTPClient: a.HTTPClient,
+		Now:        func() time.Time { return req.Now },
+	})
+	var pe *provider.Error
+	switch {
+	case errors.As(err, &pe):
+		out := policy.AttemptOutcome{Reason: ReasonOf(req.Provider, pe), Status: pe.Status, Code: pe.Code,
+			Error: pe.Message, Hint: HintOf(pe, req.Now), StreamFault: pe.Stream, Net: pe.Net}
+		if out.Error == "" {
+			out.Error = pe.BodyPreview
+		}
+		a.logger().Info("attempt failed", zap.String("provider", req.Provider), zap.String("model", req.Model),
+			zap.String("profile", req.Profile), zap.String("reason", out.Reason.String()), zap.Int("status", out.Status))
+		return out, nil
+	case err != nil:
+		// Not the provider's answer (a missing base URL, an unsupported API): the chain goes on,
+		// the profile is not blamed.
+		return policy.AttemptOutcome{Error: err.Error()}, nil
+	}
+	if resp.Refreshed != nil {
+		cred.Access, cred.Refresh, cred.Expires = resp.Refreshed.Access, resp.Refreshed.Refresh, resp.Refreshed.Expires
+		if err := st.PutCredential(ctx, req.Agent, cred); err != nil {
+			a.logger().Warn("storing a refreshed token failed", zap.String("profile", req.Profile), zap.Error(err))
+		}
+	}
+	return policy.AttemptOutcome{OK: true, Text: resp.Text, Input: resp.Usage.InputTokens, Output: resp.Usage.OutputTokens}, nil
+}
+
+// RecordOutcome applies an outcome to the profile's usage stats in one transaction.
+func (a *Activities) RecordOutcome(ctx context.Context, r policy.OutcomeRecord) (policy.ProfileStats, error) {
+	st, err := a.store()
+	if err != nil {
+		return policy.ProfileStats{}, err
+	}
+	cd := a.Config.Get().Cooldowns
+	stats, err := st.RecordOutcome(ctx, r.Agent, r.Profile, func(s policy.ProfileStats) policy.ProfileStats {
+		if r.OK {
+			return policy.RecordSuccess(s, r.Model, r.At)
+		}
+		return policy.RecordFailure(s, policy.Outcome{Reason: r.Reason, Model: r.Model, Provider: r.Provider, Hint: r.Hint}, cd, r.At)
+	})
+	if err == nil && r.OK {
+		err = st.SetLastGood(ctx, r.Agent, r.Provider, r.Profile)
+	}
+	return stats, err
+}
+
+// ClaimProbe takes the provider's probe slot (once per provider per 30 s, across replies).
+func (a *Activities) ClaimProbe(ctx context.Context, agent, providerID string, at time.Time) (bool, error) {
+	st, err := a.store()
+	if err != nil {
+		return false, err
+	}
+	return st.TryProbe(ctx, agent, providerID, at, policy.ProbeThrottle)
+}
+
+// WriteFallback writes the fallback override before the fallback is tried, only if the session
+// still holds what the reply loaded. false: the session moved (a user chose meanwhile).
+func (a *Activities) WriteFallback(ctx context.Context, w policy.SessionWrite) (bool, error) {
+	st, err := a.store()
+	if err != nil {
+		return false, err
+	}
+	_, err = st.CompareAndSetModel(ctx, w.Session, w.Agent, w.Expected, w.Next, w.At)
+	if errors.Is(err, store.ErrSessionMoved) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// RollbackFallback restores what a failed fallback wrote, where it still holds what it wrote.
+func (a *Activities) RollbackFallback(ctx context.Context, r policy.SessionRollback) error {
+	st, err := a.store()
+	if err != nil {
+		return err
+	}
+	_, err = st.RollbackModel(ctx, r.Session, r.Before, r.Written, r.At)
+	return err
+}
+
+// EndTurn writes what a finished turn leaves on the session: notice state, the profile pin, and
+// the clearing of an auto override whose origin answered.
+func (a *Activities) EndTurn(ctx context.Context, e policy.TurnEnd) error {
+	st, err := a.store()
+	if err != nil {
+		return err
+	}
+	_, err = st.UpdateSession(ctx, e.Session, e.Agent, e.At, func(s *store.Session) error {
+		if e.ClearAuto {
+			s.Model = policy.ClearAuto(s.Model)
+		}
+		if e.Notice != nil {
+			s.Notice = *e.Notice
+		}
+		if e.Reprobed {
+			s.LastReprobeAt = e.At
+		}
+		if e.Pin && e.Profile != "" {
+			if _, user, ok := s.Model.ProfilePin(e.Provider); !(ok && user) {
+				c := s.Model.CompactionCount
+				s.Model.AuthProfileOverride, s.Model.AuthProfileOverrideSource, s.Model.AuthProfileOverrideCompactionCount = e.Profile, policy.SourceAuto, &c
+			}
+		}
+		s.LiveModelSwitchPending = false
+		return nil
+	})
+	return err
+}

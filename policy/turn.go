@@ -1,0 +1,145 @@
+package policy
+
+import "time"
+
+// The records a reply passes between its workflow and its activities. They live here, in the
+// floor package, because both sides read them; they are plain data and carry no secret.
+
+// ReplyRequest is what starts a reply.
+type ReplyRequest struct {
+	Agent   string `json:"agent"`
+	Session string `json:"session,omitempty"`
+	Message string `json:"message"`
+	// Model is a one-off explicit provider/model: strict.
+	Model     string        `json:"model,omitempty"`
+	Cron      *CronPayload  `json:"cron,omitempty"`
+	Heartbeat *HeartbeatRun `json:"heartbeat,omitempty"`
+	Image     bool          `json:"image,omitempty"`
+	// NoJitter makes backoffs exact (simulate).
+	NoJitter bool `json:"noJitter,omitempty"`
+}
+
+// HeartbeatRun marks a heartbeat reply; Model is its own model, if any.
+type HeartbeatRun struct {
+	Model string `json:"model,omitempty"`
+}
+
+// ReplyState is what a reply loads before it decides anything: never a secret.
+type ReplyState struct {
+	Config   *Config             `json:"config"`
+	Session  SessionModel        `json:"session"`
+	Notice   NoticeState         `json:"notice"`
+	Reprobed time.Time           `json:"reprobed,omitzero"` // last re-probe of the auto override's origin
+	Profiles []StoredProfile     `json:"profiles"`
+	Orders   map[string][]string `json:"orders,omitempty"`
+	// Limits from the worker's environment.
+	RetryMaxWait      time.Duration `json:"retryMaxWait"`
+	SkipTTL           time.Duration `json:"skipTTL"`
+	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
+	IdleTimeout       time.Duration `json:"idleTimeout"`
+}
+
+// AttemptRequest is one call: one candidate with one profile.
+type AttemptRequest struct {
+	Agent    string `json:"agent"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Profile  string `json:"profile"`
+	Message  string `json:"message"`
+	// Now is the workflow's clock, for credential expiry.
+	Now               time.Time     `json:"now"`
+	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
+	IdleTimeout       time.Duration `json:"idleTimeout"`
+}
+
+// AttemptOutcome is what one call did, classified where it happened so that the history keeps
+// the reason each decision was made on.
+type AttemptOutcome struct {
+	OK     bool   `json:"ok"`
+	Text   string `json:"text,omitempty"`
+	Input  int64  `json:"inputTokens,omitempty"`
+	Output int64  `json:"outputTokens,omitempty"`
+
+	Reason Reason `json:"reason,omitempty"`
+	Status int    `json:"status,omitempty"`
+	Code   string `json:"code,omitempty"`
+	// Error is the provider's message (else a body preview), key material masked.
+	Error string `json:"error,omitempty"`
+	// Hint is what the failure said about when to come back (read at the workflow's time).
+	Hint RetryHint `json:"hint,omitzero"`
+	// StreamFault: the stream had started; such failures are not retried on the same route.
+	StreamFault string `json:"streamFault,omitempty"`
+	Net         string `json:"net,omitempty"`
+}
+
+// OutcomeRecord applies one attempt's outcome to its profile's usage stats.
+type OutcomeRecord struct {
+	Agent    string    `json:"agent"`
+	Profile  string    `json:"profile"`
+	Provider string    `json:"provider"`
+	Model    string    `json:"model"`
+	OK       bool      `json:"ok"`
+	Reason   Reason    `json:"reason,omitempty"`
+	Hint     RetryHint `json:"hint,omitzero"`
+	At       time.Time `json:"at"`
+}
+
+// SessionWrite is a compare-and-set of the session's fallback-owned fields.
+type SessionWrite struct {
+	Session  string       `json:"session"`
+	Agent    string       `json:"agent"`
+	Expected SessionModel `json:"expected"`
+	Next     SessionModel `json:"next"`
+	At       time.Time    `json:"at"`
+}
+
+// SessionRollback undoes a failed fallback's write, field by field.
+type SessionRollback struct {
+	Session string       `json:"session"`
+	Before  SessionModel `json:"before"`
+	Written SessionModel `json:"written"`
+	At      time.Time    `json:"at"`
+}
+
+// TurnEnd is what a finished turn writes to the session.
+type TurnEnd struct {
+	Session string `json:"session"`
+	Agent   string `json:"agent"`
+	// Notice is the new notice state; nil leaves it (cron and heartbeat keep none).
+	Notice *NoticeState `json:"notice,omitempty"`
+	// Pin makes Profile the session's auto profile pin (not over a user's pin).
+	Pin      bool   `json:"pin,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Profile  string `json:"profile,omitempty"`
+	// ClearAuto clears an auto override (its origin answered, or a heartbeat found it stale).
+	ClearAuto bool `json:"clearAuto,omitempty"`
+	// Reprobed records that this turn re-probed the origin.
+	Reprobed bool      `json:"reprobed,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// ReplyResult is a reply's answer.
+type ReplyResult struct {
+	Text     string    `json:"text"`
+	Input    int64     `json:"inputTokens"`
+	Output   int64     `json:"outputTokens"`
+	Served   Served    `json:"served"`
+	Attempts []Attempt `json:"attempts"`
+	Notices  []string  `json:"notices"`
+}
+
+// Served names the candidate and profile that answered.
+type Served struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Profile  string `json:"profile"`
+}
+
+// Error types a reply ends with.
+const (
+	ErrFallbackSummary        = "FallbackSummaryError"
+	ErrContextOverflow        = "ContextOverflowError"
+	ErrFormat                 = "FormatError"
+	ErrAborted                = "AbortedError"
+	ErrLiveSessionModelSwitch = "LiveSessionModelSwitchError"
+)

@@ -1,0 +1,436 @@
+package workflows
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/batonhq/baton/policy"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Registered names of the reply and its activities. They are part of every recorded history:
+// never rename them.
+const (
+	ReplyWorkflowName        = "Reply"
+	LoadReplyActivity        = "LoadReply"
+	AttemptActivity          = "Attempt"
+	RecordOutcomeActivity    = "RecordOutcome"
+	ClaimProbeActivity       = "ClaimProbe"
+	WriteFallbackActivity    = "WriteFallback"
+	RollbackFallbackActivity = "RollbackFallback"
+	EndTurnActivity          = "EndTurn"
+
+	// StatusQuery returns the reply's Status.
+	StatusQuery = "status"
+)
+
+// Search attributes a reply upserts, so an operator can find every reply that failed over. The
+// namespace must have them registered (the dev server does; see README for a real cluster).
+var (
+	saAgent          = temporal.NewSearchAttributeKeyKeyword("BatonAgent")
+	saSession        = temporal.NewSearchAttributeKeyKeyword("BatonSession")
+	saFinalModel     = temporal.NewSearchAttributeKeyKeyword("BatonFinalModel")
+	saFailoverReason = temporal.NewSearchAttributeKeyKeyword("BatonFailoverReason")
+	saAttempts       = temporal.NewSearchAttributeKeyInt64("BatonAttempts")
+	saUsedFallback   = temporal.NewSearchAttributeKeyBool("BatonUsedFallback")
+)
+
+// Status is what the status query answers.
+type Status struct {
+	Candidate string           `json:"candidate,omitempty"`
+	Profile   string           `json:"profile,omitempty"`
+	Attempts  []policy.Attempt `json:"attempts"`
+	WaitUntil time.Time        `json:"waitUntil,omitzero"`
+}
+
+// ReplyWorkflow walks the candidate chain for one agent reply, as the seeds describe: decide per
+// candidate, write the fallback to the session before trying it, attempt one profile at a time,
+// record each outcome, rotate or advance, roll back what a failed fallback wrote.
+func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyResult, error) {
+	r := &reply{req: req, transientUsed: map[string]bool{}}
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) { return r.status, nil }); err != nil {
+		return policy.ReplyResult{}, err
+	}
+	if err := r.setup(ctx); err != nil {
+		return policy.ReplyResult{}, err
+	}
+	return r.run(ctx)
+}
+
+// reply is one reply's state.
+type reply struct {
+	req           policy.ReplyRequest
+	state         policy.ReplyState
+	session       policy.SessionModel // as this reply last knew or wrote it
+	chain         policy.Chain
+	attempts      []policy.Attempt
+	transientUsed map[string]bool // providers whose transient probe this reply spent
+	clearStale    bool            // a heartbeat found the auto override stale
+	status        Status
+}
+
+func (r *reply) storeCtx(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 5,
+			NonRetryableErrorTypes: []string{"NoStore"}},
+	})
+}
+
+func (r *reply) setup(ctx workflow.Context) error {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{"NoStore"}},
+	})
+	if err := workflow.ExecuteLocalActivity(lctx, LoadReplyActivity, r.req).Get(ctx, &r.state); err != nil {
+		return err
+	}
+	if r.state.Config == nil {
+		r.state.Config = policy.DefaultConfig()
+	}
+	r.session = r.state.Session
+	cfg := r.state.Config
+	now := workflow.Now(ctx)
+
+	creq := policy.ChainRequest{Agent: r.req.Agent, Cron: r.req.Cron, Image: r.req.Image}
+	if r.req.Session != "" && !r.req.Image {
+		creq.Session = &r.session
+	}
+	if r.req.Model != "" {
+		ref, err := policy.ParseModelRef(r.req.Model)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError("model: "+err.Error(), "BadRequest", nil)
+		}
+		creq.Explicit = ref
+	}
+	if hb := r.req.Heartbeat; hb != nil {
+		own := policy.ModelRef{}
+		if hb.Model != "" {
+			ref, err := policy.ParseModelRef(hb.Model)
+			if err != nil {
+				return temporal.NewNonRetryableApplicationError("heartbeat model: "+err.Error(), "BadRequest", nil)
+			}
+			own = ref
+		} else if policy.HeartbeatIsStale(r.session, cfg.AgentPrimary(r.req.Agent)) {
+			// A heartbeat without its own model clears an auto override that no longer fits.
+			r.session = policy.ClearAuto(r.session)
+			r.clearStale = true
+		}
+		creq.Heartbeat = &own
+	}
+	if _, due := policy.ReprobeDue(r.session, r.state.Reprobed, now); due && creq.Cron == nil && creq.Explicit.IsZero() {
+		creq.Reprobe = true
+	}
+	chain, err := policy.BuildChain(cfg, creq)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), "BadRequest", nil)
+	}
+	r.chain = chain
+	_ = workflow.UpsertTypedSearchAttributes(ctx, saAgent.ValueSet(r.req.Agent), saSession.ValueSet(r.req.Session))
+	return nil
+}
+
+// writesSession reports whether this reply may persist fallback overrides: a session reply of
+// text (image replies, cron jobs and heartbeats neither read nor write them).
+func (r *reply) writesSession() bool {
+	return r.req.Session != "" && !r.req.Image && r.req.Cron == nil && r.req.Heartbeat == nil
+}
+
+func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
+	cfg := r.state.Config
+	for i := 0; i < len(r.chain.Candidates); i++ {
+		cand := r.chain.Candidates[i]
+		now := workflow.Now(ctx)
+		pin, userPin, _ := r.session.ProfilePin(cand.Provider)
+		ordered := policy.OrderProfiles(policy.OrderInput{Provider: cand.Provider, Model: cand.Model, Now: now, Config: cfg,
+			StoredOrder: r.state.Orders[cand.Provider], Profiles: r.state.Profiles, Pin: pin, UserPin: userPin})
+		d := policy.DecideCandidate(policy.CandidateState{Candidate: cand.ModelRef, Index: i, ChainLen: len(r.chain.Candidates),
+			Profiles: ordered, TransientProbeUsed: r.transientUsed[cand.Provider]}, now)
+		if d.Action == policy.ActionProbe && d.SetsThrottle {
+			claimed, err := r.claimProbe(ctx, cand.Provider, now)
+			if err != nil {
+				return policy.ReplyResult{}, err
+			}
+			// Only primary probes wait for the throttle; a transient sibling probe just sets it.
+			if !claimed && !d.TransientProbe {
+				d.Action = policy.ActionSkip
+			}
+		}
+		if d.Action == policy.ActionSkip {
+			r.attempts = append(r.attempts, policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: d.Profile,
+				Result: policy.ResultSkipped, Reason: d.Reason, Error: d.SkipText, At: now})
+			r.log(ctx, policy.DecisionSkip, i, r.attempts[len(r.attempts)-1], len(ordered), nil)
+			continue
+		}
+
+		before, wrote := r.session, false
+		if i > 0 && r.writesSession() && cand.ModelRef != r.chain.Requested && policy.CanWriteFallback(r.session) {
+			next := policy.FallbackWrite(r.session, cand.ModelRef, r.chain.Requested, d.Profile, now)
+			ok, err := r.writeFallback(ctx, before, next, now)
+			if err != nil {
+				return policy.ReplyResult{}, err
+			}
+			if ok {
+				r.session, wrote = next, true
+			}
+		}
+
+		res, done, err := r.tryCandidate(ctx, i, cand, ordered, d, userPin)
+		if done {
+			if err != nil && wrote {
+				r.rollback(ctx, before)
+			}
+			return res, err
+		}
+		if wrote {
+			r.rollback(ctx, before)
+		}
+	}
+	return policy.ReplyResult{}, r.exhausted(ctx)
+}
+
+// tryCandidate tries the candidate's profiles in order (rotating as policy says). done reports
+// that the reply ends here: with a result, or with a stop error.
+func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate, ordered []policy.OrderedProfile,
+	d policy.CandidateDecision, userPin bool) (policy.ReplyResult, bool, error) {
+	probe := d.Action == policy.ActionProbe
+	tried := map[string]bool{}
+	rotations := map[policy.Reason]int{}
+	profile := d.Profile
+	for profile != "" {
+		tried[profile] = true
+		r.status.Candidate, r.status.Profile = cand.String(), profile
+		out, retries, err := r.call(ctx, cand, profile)
+		if err != nil {
+			return policy.ReplyResult{}, true, err
+		}
+		now := workflow.Now(ctx)
+		if err := r.record(ctx, cand, profile, out, now); err != nil {
+			return policy.ReplyResult{}, true, err
+		}
+		p, rt := probe, retries
+		a := policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile, Probe: &p, Retries: &rt, At: now}
+		if out.OK {
+			a.Result = policy.ResultSucceeded
+			r.attempts = append(r.attempts, a)
+			res, err := r.succeed(ctx, i, cand, profile, out)
+			return res, true, err
+		}
+		a.Result, a.Reason, a.Status, a.Code, a.Error = policy.ResultFailed, out.Reason, out.Status, out.Code, out.Error
+		r.attempts = append(r.attempts, a)
+		r.log(ctx, policy.DecisionFailed, i, a, len(ordered), nil)
+		if probe && d.TransientProbe && !policy.KeepsTransientSlot(out.Reason) {
+			r.transientUsed[cand.Provider] = true
+		}
+		next := ""
+		for _, op := range ordered {
+			if op.Available && !tried[op.ID] {
+				next = op.ID
+				break
+			}
+		}
+		step, wait := policy.NextStep(policy.FailureState{Reason: out.Reason, Rotations: rotations, NextProfile: next,
+			UserPinned: userPin, Probe: probe}, r.state.Config.Cooldowns)
+		switch step {
+		case policy.StepStop:
+			return policy.ReplyResult{}, true, r.stop(out)
+		case policy.StepRotate:
+			rotations[out.Reason]++
+			if wait > 0 {
+				if err := workflow.Sleep(ctx, wait); err != nil {
+					return policy.ReplyResult{}, true, err
+				}
+			}
+			profile = next
+		default:
+			profile = ""
+		}
+	}
+	return policy.ReplyResult{}, false, nil
+}
+
+// call makes one attempt, with the same-candidate retries that stand in for SDK retries:
+// durable timers between them, only the last failure counts against the profile.
+func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string) (policy.AttemptOutcome, int, error) {
+	heartbeat := max(r.state.FirstTokenTimeout, r.state.IdleTimeout) + 15*time.Second
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Minute,
+		HeartbeatTimeout:    heartbeat, // a stream that stops heartbeating is a failed attempt
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	for retries := 0; ; retries++ {
+		var out policy.AttemptOutcome
+		err := workflow.ExecuteActivity(actx, AttemptActivity, policy.AttemptRequest{
+			Agent: r.req.Agent, Provider: cand.Provider, Model: cand.Model, Profile: profile, Message: r.req.Message,
+			Now: workflow.Now(ctx), FirstTokenTimeout: r.state.FirstTokenTimeout, IdleTimeout: r.state.IdleTimeout,
+		}).Get(ctx, &out)
+		var timeoutErr *temporal.TimeoutError
+		switch {
+		case errors.As(err, &timeoutErr):
+			// The worker stopped hearing from the stream: a stalled stream is a timeout.
+			out = policy.AttemptOutcome{Reason: policy.ReasonTimeout, Error: "the attempt stopped heartbeating", StreamFault: "stall"}
+		case err != nil:
+			return out, retries, err
+		}
+		if out.OK {
+			return out, retries, nil
+		}
+		jitter := 0.0
+		if !r.req.NoJitter {
+			_ = workflow.SideEffect(ctx, func(workflow.Context) any { return randomFraction() }).Get(&jitter)
+		}
+		retry, wait := policy.SameCandidateRetry(policy.RetryState{Status: out.Status, Net: policy.NetErrorKind(out.Net),
+			StreamFault: out.StreamFault != "", Hint: out.Hint, RetriesSoFar: retries, MaxWait: r.state.RetryMaxWait, Jitter: jitter})
+		if !retry {
+			return out, retries, nil
+		}
+		if wait > 0 {
+			r.status.WaitUntil = workflow.Now(ctx).Add(wait)
+			if err := workflow.Sleep(ctx, wait); err != nil {
+				return out, retries, err
+			}
+			r.status.WaitUntil = time.Time{}
+		}
+	}
+}
+
+func (r *reply) record(ctx workflow.Context, cand policy.Candidate, profile string, out policy.AttemptOutcome, now time.Time) error {
+	var stats policy.ProfileStats
+	err := workflow.ExecuteActivity(r.storeCtx(ctx), RecordOutcomeActivity, policy.OutcomeRecord{
+		Agent: r.req.Agent, Profile: profile, Provider: cand.Provider, Model: cand.Model,
+		OK: out.OK, Reason: out.Reason, Hint: out.Hint, At: now,
+	}).Get(ctx, &stats)
+	if err != nil {
+		return err
+	}
+	for k := range r.state.Profiles {
+		if r.state.Profiles[k].ID == profile {
+			r.state.Profiles[k].Stats = stats
+		}
+	}
+	return nil
+}
+
+func (r *reply) claimProbe(ctx workflow.Context, provider string, now time.Time) (bool, error) {
+	var claimed bool
+	err := workflow.ExecuteActivity(r.storeCtx(ctx), ClaimProbeActivity, r.req.Agent, provider, now).Get(ctx, &claimed)
+	return claimed, err
+}
+
+func (r *reply) writeFallback(ctx workflow.Context, expected, next policy.SessionModel, now time.Time) (bool, error) {
+	var ok bool
+	err := workflow.ExecuteActivity(r.storeCtx(ctx), WriteFallbackActivity, policy.SessionWrite{
+		Session: r.req.Session, Agent: r.req.Agent, Expected: expected, Next: next, At: now,
+	}).Get(ctx, &ok)
+	return ok, err
+}
+
+// rollback restores what this reply's fallback wrote; a failure to roll back is logged, not fatal.
+func (r *reply) rollback(ctx workflow.Context, before policy.SessionModel) {
+	written := r.session
+	err := workflow.ExecuteActivity(r.storeCtx(ctx), RollbackFallbackActivity, policy.SessionRollback{
+		Session: r.req.Session, Before: before, Written: written, At: workflow.Now(ctx),
+	}).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("fallback rollback failed", "session", r.req.Session, "error", err)
+		return
+	}
+	r.session = policy.NarrowRollback(r.session, before, written)
+}
+
+func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, profile string, out policy.AttemptOutcome) (policy.ReplyResult, error) {
+	var previous *policy.Attempt
+	for k := len(r.attempts) - 2; k >= 0; k-- {
+		if r.attempts[k].Result == policy.ResultFailed {
+			previous = &r.attempts[k]
+			break
+		}
+	}
+	r.log(ctx, policy.DecisionSucceeded, i, r.attempts[len(r.attempts)-1], 0, previous)
+
+	// Notices: a session reply compares with and keeps its notice state; a heartbeat compares
+	// but keeps none; a cron job compares with none.
+	prev := r.state.Notice
+	if r.req.Cron != nil || r.req.Session == "" {
+		prev = policy.NoticeState{}
+	}
+	notices, next := policy.Notices(prev, r.chain.Requested, cand.ModelRef, r.attempts)
+	if notices == nil {
+		notices = []string{}
+	}
+	now := workflow.Now(ctx)
+	if r.req.Session != "" && !r.req.Image {
+		end := policy.TurnEnd{Session: r.req.Session, Agent: r.req.Agent, Pin: true, Provider: cand.Provider, Profile: profile,
+			ClearAuto: r.clearStale, At: now}
+		if r.req.Cron == nil && r.req.Heartbeat == nil {
+			end.Notice = &next
+		}
+		if r.chain.Source == policy.SelectReprobe {
+			end.Reprobed = true
+			end.ClearAuto = end.ClearAuto || cand.ModelRef == r.chain.Requested
+		}
+		if r.chain.Source == policy.SelectAutoOverride && cand.ModelRef == r.chain.Requested {
+			end.ClearAuto = true // the chain settled back on the origin
+		}
+		if err := workflow.ExecuteActivity(r.storeCtx(ctx), EndTurnActivity, end).Get(ctx, nil); err != nil {
+			return policy.ReplyResult{}, err
+		}
+	}
+	usedFallback := cand.ModelRef != r.chain.Requested
+	reason := ""
+	if usedFallback {
+		reason = string(policy.LastReason(r.attempts))
+	}
+	_ = workflow.UpsertTypedSearchAttributes(ctx, saFinalModel.ValueSet(cand.String()), saFailoverReason.ValueSet(reason),
+		saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(usedFallback))
+	return policy.ReplyResult{Text: out.Text, Input: out.Input, Output: out.Output,
+		Served:   policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
+		Attempts: r.attempts, Notices: notices}, nil
+}
+
+// stop ends the reply on a failure that must not fail over.
+func (r *reply) stop(out policy.AttemptOutcome) error {
+	kind := policy.ErrFormat
+	if out.Reason == policy.ReasonContextOverflow {
+		kind = policy.ErrContextOverflow
+	}
+	return temporal.NewNonRetryableApplicationError(out.Error, kind, nil, r.attempts)
+}
+
+// exhausted fails the reply with the summary of every attempt and the soonest expiry.
+func (r *reply) exhausted(ctx workflow.Context) error {
+	now := workflow.Now(ctx)
+	var soonest time.Time
+	for _, cand := range r.chain.Candidates {
+		var stats []policy.ProfileStats
+		for _, p := range r.state.Profiles {
+			if policy.NormalizeProvider(p.Provider) == cand.Provider {
+				stats = append(stats, p.Stats)
+			}
+		}
+		soonest = policy.EarliestOf(soonest, policy.SoonestExpiry(stats, cand.Provider, cand.Model, now))
+	}
+	e := policy.Exhausted(r.attempts, r.chain.Image, soonest)
+	_ = workflow.UpsertTypedSearchAttributes(ctx, saFailoverReason.ValueSet(string(e.Reason)),
+		saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(false))
+	return temporal.NewNonRetryableApplicationError(e.Message, policy.ErrFallbackSummary, nil, e)
+}
+
+// log writes one model_fallback_decision record through the replay-safe logger.
+func (r *reply) log(ctx workflow.Context, decision string, i int, a policy.Attempt, profiles int, previous *policy.Attempt) {
+	rec := policy.NewDecisionRecord(policy.DecisionInput{Decision: decision, Chain: r.chain, Index: i,
+		AttemptNo: len(r.attempts), Attempt: a, Previous: previous, ProfileCount: profiles})
+	workflow.GetLogger(ctx).Info(rec.ConsoleMessage(), "event", rec.Event, "decision", rec.Decision,
+		"requestedProvider", rec.RequestedProvider, "requestedModel", rec.RequestedModel,
+		"candidateProvider", rec.CandidateProvider, "candidateModel", rec.CandidateModel, "profile", rec.Profile,
+		"attempt", rec.Attempt, "total", rec.Total, "reason", rec.Reason, "status", rec.Status,
+		"nextCandidateProvider", rec.NextCandidateProvider, "nextCandidateModel", rec.NextCandidateModel,
+		"fallbackStepType", rec.FallbackStepType, "fallbackStepFromModel", rec.FallbackStepFromModel,
+		"fallbackStepToModel", rec.FallbackStepToModel, "fallbackStepFromFailureReason", rec.FallbackStepFromFailureReason,
+		"fallbackStepChainPosition", rec.FallbackStepChainPosition, "fallbackStepFinalOutcome", rec.FallbackStepFinalOutcome)
+}
+
+// randomFraction runs only inside SideEffect, whose result the history records.
+func randomFraction() float64 { return rand.Float64() }
