@@ -63,13 +63,22 @@ func newTestEnv() *sdktestsuite.TestWorkflowEnvironment {
 	return s.NewTestWorkflowEnvironment()
 }
 
-// TestPingReplaysRecordedHistory replays the history a real server recorded: a change to what
-// PingWorkflow decides fails here before it breaks a running ping.
-func TestPingReplaysRecordedHistory(t *testing.T) {
-	replayer := worker.NewWorkflowReplayer()
-	registry.RegisterWorkflows(replayer)
-	if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "ping.json")); err != nil {
-		t.Fatal(err)
+// TestRecordedHistoriesReplay replays every history a real server recorded into testdata/: a
+// change to what a workflow decides fails here before it breaks a running reply. (Histories are
+// recorded with -record here and BATON_RECORD=1 in testsuite.)
+func TestRecordedHistoriesReplay(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("recorded histories: %v %v", files, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			replayer := worker.NewWorkflowReplayer()
+			registry.RegisterWorkflows(replayer)
+			if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 

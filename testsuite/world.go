@@ -1,0 +1,93 @@
+package testsuite
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/testsuite/fakeprovider"
+)
+
+// World is everything a reply runs against in a test: a fresh SQLite store holding the
+// credentials, a config whose providers all point at a scripted fake provider, and the
+// activities wired to both.
+type World struct {
+	Fake   *fakeprovider.Server
+	Store  *store.Store
+	Config *activities.ConfigSource
+	Acts   *activities.Activities
+}
+
+// NewWorld builds a World from an OpenClaw-shaped config, stored credentials and provider rules.
+func NewWorld(t testing.TB, configSrc string, creds []store.Credential, rules []fakeprovider.Rule) *World {
+	t.Helper()
+	cfg, err := policy.ParseConfig([]byte(configSrc))
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	secrets := map[string]string{}
+	for _, c := range creds {
+		secrets[c.Key+c.Token+c.Access] = c.ID
+	}
+	fake := fakeprovider.New(rules, secrets)
+	if err := fake.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Close() })
+	PointAtFake(cfg, fake, creds)
+
+	st, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "baton.db"), store.Options{
+		LookupEnv: func(string) (string, bool) { return "", false },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for _, c := range creds {
+		if err := st.PutCredential(context.Background(), "main", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := &activities.ConfigSource{}
+	src.Set(cfg)
+	return &World{Fake: fake, Store: st, Config: src,
+		Acts: &activities.Activities{Identity: "test-worker", Store: st, Config: src}}
+}
+
+// PointAtFake sets every provider the config or the credentials name to the fake provider, in
+// its wire format (Anthropic's for anthropic, OpenAI's for the rest).
+func PointAtFake(cfg *policy.Config, fake *fakeprovider.Server, creds []store.Credential) {
+	providers := map[string]bool{}
+	add := func(refs ...policy.ModelRef) {
+		for _, r := range refs {
+			if r.Provider != "" {
+				providers[r.Provider] = true
+			}
+		}
+	}
+	add(cfg.Model.Primary)
+	add(cfg.Model.Fallbacks...)
+	add(cfg.ImageModel.Primary)
+	add(cfg.ImageModel.Fallbacks...)
+	for _, a := range cfg.Agents {
+		if a.Model != nil {
+			add(a.Model.Primary)
+			add(a.Model.Fallbacks...)
+		}
+	}
+	for _, c := range creds {
+		providers[c.Provider] = true
+	}
+	for p := range providers {
+		anthropic := p == "anthropic"
+		api := provider.APIOpenAICompletions
+		if anthropic {
+			api = provider.APIAnthropicMessages
+		}
+		cfg.Providers[p] = policy.ProviderConfig{ID: p, BaseURL: fake.BaseURL(p, anthropic), API: api}
+	}
+}
