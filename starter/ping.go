@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton/workflows"
@@ -62,7 +63,7 @@ func runPing(ctx context.Context, args []string, out, errOut io.Writer) int {
 	var res workflows.PingResult
 	if err := run.Get(ctx, &res); err != nil {
 		var timeoutErr *temporal.TimeoutError
-		if errors.As(err, &timeoutErr) || ctx.Err() != nil {
+		if errors.As(err, &timeoutErr) || deadlinePassed(ctx, err) {
 			fmt.Fprintf(errOut, "baton ping: no worker answered on task queue %q within %v: is baton-worker running against %s?\n",
 				tf.TaskQueue, *timeout, tf.Address)
 			return exitFailure
@@ -79,4 +80,10 @@ func runPing(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	fmt.Fprintf(out, "pong from worker %s on task queue %q in %v (workflow %s)\n", res.Worker, tf.TaskQueue, elapsed, run.GetID())
 	return 0
+}
+
+// deadlinePassed reports a wait that ran out of time. The server may answer "deadline exceeded"
+// a moment before the context itself expires, so the error counts too.
+func deadlinePassed(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "deadline exceeded")
 }

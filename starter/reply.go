@@ -76,7 +76,7 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 			fmt.Fprintf(errOut, "baton reply: %s: %s (workflow %s)\n", appErr.Type(), appErr.Error(), run.GetID())
 			return exitFailure
 		}
-		if ctx.Err() != nil {
+		if deadlinePassed(ctx, err) {
 			fmt.Fprintf(errOut, "baton reply: no answer within %v (workflow %s goes on; is baton-worker running?)\n", *timeout, run.GetID())
 			return exitFailure
 		}
