@@ -153,7 +153,7 @@ func Load(path string) (*Scenario, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var sc Scenario
 	if err := dec.Decode(&sc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, describeJSONError(data, err))
+		return nil, fmt.Errorf("%s: %w", path, describeJSONError(data, err, dec.InputOffset()))
 	}
 	if err := sc.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -161,18 +161,23 @@ func Load(path string) (*Scenario, error) {
 	return &sc, nil
 }
 
-func describeJSONError(data []byte, err error) error {
+// describeJSONError adds the line: from the error when it knows its offset, else from where the
+// decoder stopped (a value its own type refused, like a bad time).
+func describeJSONError(data []byte, err error, stopped int64) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
-	offset := int64(-1)
+	var pe *time.ParseError
+	offset := stopped
 	switch {
+	case errorsAs(err, &pe):
+		return fmt.Errorf("%q is not an RFC 3339 time like 2026-01-01T00:00:00Z", pe.Value)
 	case errorsAs(err, &se):
 		offset = se.Offset
 	case errorsAs(err, &te):
 		offset = te.Offset
-	}
-	if offset < 0 {
-		return err
+		if te.Field != "" {
+			err = fmt.Errorf("%s: %w", te.Field, err)
+		}
 	}
 	line := 1 + bytes.Count(data[:min(int(offset), len(data))], []byte("\n"))
 	return fmt.Errorf("line %d: %w", line, err)
