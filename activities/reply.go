@@ -207,6 +207,7 @@ func (a *Activities) EndTurn(ctx context.Context, e policy.TurnEnd) error {
 		}
 		if e.Notice != nil {
 			s.Notice = *e.Notice
+			s.FallbackReason = e.FallbackReason
 		}
 		if e.Reprobed {
 			s.LastReprobeAt = e.At

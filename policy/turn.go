@@ -107,6 +107,8 @@ type TurnEnd struct {
 	Agent   string `json:"agent"`
 	// Notice is the new notice state; nil leaves it (cron and heartbeat keep none).
 	Notice *NoticeState `json:"notice,omitempty"`
+	// FallbackReason is why the reply ended on a fallback ("" when it did not).
+	FallbackReason string `json:"fallbackReason,omitempty"`
 	// Pin makes Profile the session's auto profile pin (not over a user's pin).
 	Pin      bool   `json:"pin,omitempty"`
 	Provider string `json:"provider,omitempty"`

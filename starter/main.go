@@ -28,6 +28,7 @@ var commands = map[string]command{
 	"doctor":        {"import OpenClaw's legacy auth files (--state-dir DIR [--fix])", runDoctor},
 	"classify":      {"classify provider errors: JSON lines on stdin, one {\"reason\"} per line out", runClassify},
 	"fake-provider": {"serve the scriptable fake model provider (--listen ADDR --script FILE)", runFakeProvider},
+	"session":       {"show or change a session: status, model, reset, patch, compact", runSession},
 	"simulate":      {"run a scenario file through the real workflow (--check compares with its expect)", runSimulate},
 	"reply":         {"start a reply and print the answer (and any failover notice)", runReply},
 	"ping":          {"check that a worker answers on the task queue", runPing},

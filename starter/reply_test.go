@@ -27,6 +27,12 @@ func TestReplyPrintsTheNoticeAndTheAnswer(t *testing.T) {
 	if stdout != "↪️ Model Fallback: anthropic/claude (selected openai/gpt-5; billing)\nanswered\n" {
 		t.Errorf("stdout %q", stdout)
 	}
+	// /status shows the selected model, the active fallback and why.
+	code, stdout, _ = baton(t, "session", "status", "cli", "--store", w.StoreURL)
+	if code != 0 || !strings.Contains(stdout, "active:   anthropic/claude (fallback since") || !strings.Contains(stdout, "; billing;") ||
+		!strings.Contains(stdout, "profile:  anthropic:default (auto pin)") {
+		t.Errorf("session status: %s", stdout)
+	}
 	code, _, stderr = baton(t, "reply", "--address", srv.HostPort(), "--task-queue", tq, "--model", "openai/gpt-5", "strict")
 	if code != exitFailure || !strings.Contains(stderr, "FallbackSummaryError: All models failed (1): openai/gpt-5: Payment Required (billing)") {
 		t.Errorf("a strict one-off model that fails: exit %d, %s", code, stderr)

@@ -76,3 +76,36 @@ func TestAuthAndDoctorRefuseBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionCommands(t *testing.T) {
+	url := "sqlite://" + filepath.Join(t.TempDir(), "baton.db")
+	if code, stdout, _ := baton(t, "session", "model", "s1", "google/gemini@google:work", "--store", url); code != 0 ||
+		!strings.Contains(stdout, "selected: google/gemini (your /model choice: strict, no fallback)") || !strings.Contains(stdout, "google:work (user pin)") {
+		t.Errorf("session model: %s", stdout)
+	}
+	if code, stdout, _ := baton(t, "session", "compact", "s1", "--store", url); code != 0 || !strings.Contains(stdout, "compactions: 1") {
+		t.Errorf("session compact: %s", stdout)
+	}
+	if code, stdout, _ := baton(t, "session", "reset", "s1", "--store", url); code != 0 || strings.Contains(stdout, "pin") || !strings.Contains(stdout, "google/gemini") {
+		t.Errorf("session reset keeps the user's model and drops the pin: %s", stdout)
+	}
+	if code, stdout, _ := baton(t, "session", "patch", "s1", "model=openai/gpt-5", "--store", url, "--json"); code != 0 || !strings.Contains(stdout, `"modelOverride": "gpt-5"`) {
+		t.Errorf("session patch: %s", stdout)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"session"}, "want a subcommand"},
+		{[]string{"session", "frob", "s1"}, `unknown subcommand "frob"`},
+		{[]string{"session", "model", "s1"}, "want SESSION provider/model[@profile]"},
+		{[]string{"session", "model", "s1", "gpt-5"}, `"gpt-5" is not provider/model`},
+		{[]string{"session", "model", "s1", "openai/gpt-5@anthropic:x"}, "not a openai profile"},
+		{[]string{"session", "patch", "s1", "colour=blue"}, `unknown field "colour"`},
+		{[]string{"session", "patch", "s1", "novalue"}, "is not field=value"},
+	} {
+		if code, _, stderr := baton(t, append(c.args, "--store", url)...); code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("baton %v: exit %d %q, want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

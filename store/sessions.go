@@ -165,6 +165,7 @@ func (s *Store) ResetSession(ctx context.Context, key string, now time.Time) (Se
 	return s.UpdateSession(ctx, key, "", now, func(sess *Session) error {
 		sess.Model = policy.Reset(sess.Model)
 		sess.Notice = policy.NoticeState{}
+		sess.FallbackReason = ""
 		sess.LiveModelSwitchPending = false
 		sess.LastReprobeAt = time.Time{}
 		return nil

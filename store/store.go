@@ -87,6 +87,8 @@ type Session struct {
 	Model                  policy.SessionModel `json:"model"`
 	LiveModelSwitchPending bool                `json:"liveModelSwitchPending,omitempty"`
 	Notice                 policy.NoticeState  `json:"notice"`
+	// FallbackReason is why the active fallback is active (for /status).
+	FallbackReason string `json:"fallbackReason,omitempty"`
 	// LastReprobeAt is when the origin of an auto override was last tried again.
 	LastReprobeAt time.Time `json:"lastReprobeAt,omitzero"`
 	UpdatedAt     time.Time `json:"updatedAt,omitzero"`

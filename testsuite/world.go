@@ -16,10 +16,12 @@ import (
 // credentials, a config whose providers all point at a scripted fake provider, and the
 // activities wired to both.
 type World struct {
-	Fake   *fakeprovider.Server
-	Store  *store.Store
-	Config *activities.ConfigSource
-	Acts   *activities.Activities
+	// StoreURL is where Store lives, for commands that open it themselves.
+	StoreURL string
+	Fake     *fakeprovider.Server
+	Store    *store.Store
+	Config   *activities.ConfigSource
+	Acts     *activities.Activities
 }
 
 // NewWorld builds a World from an OpenClaw-shaped config, stored credentials and provider rules.
@@ -40,7 +42,8 @@ func NewWorld(t testing.TB, configSrc string, creds []store.Credential, rules []
 	t.Cleanup(func() { fake.Close() })
 	PointAtFake(cfg, fake, creds)
 
-	st, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "baton.db"), store.Options{
+	storeURL := "sqlite://" + filepath.Join(t.TempDir(), "baton.db")
+	st, err := store.Open(context.Background(), storeURL, store.Options{
 		LookupEnv: func(string) (string, bool) { return "", false },
 	})
 	if err != nil {
@@ -54,7 +57,7 @@ func NewWorld(t testing.TB, configSrc string, creds []store.Credential, rules []
 	}
 	src := &activities.ConfigSource{}
 	src.Set(cfg)
-	return &World{Fake: fake, Store: st, Config: src,
+	return &World{StoreURL: storeURL, Fake: fake, Store: st, Config: src,
 		Acts: &activities.Activities{Identity: "test-worker", Store: st, Config: src}}
 }
 

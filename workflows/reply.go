@@ -366,6 +366,9 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 			ClearAuto: r.clearStale, At: now}
 		if r.req.Cron == nil && r.req.Heartbeat == nil {
 			end.Notice = &next
+			if cand.ModelRef != r.chain.Requested {
+				end.FallbackReason = string(policy.LastReason(r.attempts))
+			}
 		}
 		if r.chain.Source == policy.SelectReprobe {
 			end.Reprobed = true
