@@ -75,7 +75,7 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 		if err != nil {
 			return state, err
 		}
-		state.Session, state.Notice, state.Reprobed = sess.Model, sess.Notice, sess.LastReprobeAt
+		state.Session, state.Notice, state.Reprobed, state.SkipMarks = sess.Model, sess.Notice, sess.LastReprobeAt, sess.SkipMarks
 	}
 	profiles, err := st.ListProfiles(ctx, req.Agent)
 	if err != nil {
@@ -191,6 +191,26 @@ func (a *Activities) RollbackFallback(ctx context.Context, r policy.SessionRollb
 		return err
 	}
 	_, err = st.RollbackModel(ctx, r.Session, r.Before, r.Written, r.At)
+	return err
+}
+
+// MarkSkip records a skip-cache mark on the session (replacing one for the same candidate and
+// profile, dropping expired ones).
+func (a *Activities) MarkSkip(ctx context.Context, r policy.SkipMarkRequest) error {
+	st, err := a.store()
+	if err != nil {
+		return err
+	}
+	_, err = st.UpdateSession(ctx, r.Session, "", r.At, func(s *store.Session) error {
+		marks := []policy.SkipMark{r.Mark}
+		for _, m := range s.SkipMarks {
+			if r.At.Before(m.Until) && !(m.Model == r.Mark.Model && m.Profile == r.Mark.Profile) {
+				marks = append(marks, m)
+			}
+		}
+		s.SkipMarks = marks
+		return nil
+	})
 	return err
 }
 

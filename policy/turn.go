@@ -26,12 +26,14 @@ type HeartbeatRun struct {
 
 // ReplyState is what a reply loads before it decides anything: never a secret.
 type ReplyState struct {
-	Config   *Config             `json:"config"`
-	Session  SessionModel        `json:"session"`
-	Notice   NoticeState         `json:"notice"`
-	Reprobed time.Time           `json:"reprobed,omitzero"` // last re-probe of the auto override's origin
-	Profiles []StoredProfile     `json:"profiles"`
-	Orders   map[string][]string `json:"orders,omitempty"`
+	Config   *Config         `json:"config"`
+	Session  SessionModel    `json:"session"`
+	Notice   NoticeState     `json:"notice"`
+	Reprobed time.Time       `json:"reprobed,omitzero"` // last re-probe of the auto override's origin
+	Profiles []StoredProfile `json:"profiles"`
+	// SkipMarks are the session's skip-cache marks.
+	SkipMarks []SkipMark          `json:"skipMarks,omitempty"`
+	Orders    map[string][]string `json:"orders,omitempty"`
 	// Limits from the worker's environment.
 	RetryMaxWait      time.Duration `json:"retryMaxWait"`
 	SkipTTL           time.Duration `json:"skipTTL"`
@@ -145,3 +147,29 @@ const (
 	ErrAborted                = "AbortedError"
 	ErrLiveSessionModelSwitch = "LiveSessionModelSwitchError"
 )
+
+// SkipMark remembers, for a session, a fallback candidate whose profile just failed auth: it is
+// skipped with Reason until Until.
+type SkipMark struct {
+	Model   string    `json:"model"` // provider/model
+	Profile string    `json:"profile"`
+	Reason  Reason    `json:"reason"`
+	Until   time.Time `json:"until"`
+}
+
+// SkipMarkFor returns the reason a live mark skips (model, profile) at now, or ReasonNone.
+func SkipMarkFor(marks []SkipMark, model ModelRef, profile string, now time.Time) Reason {
+	for _, m := range marks {
+		if m.Model == model.String() && m.Profile == profile && now.Before(m.Until) {
+			return m.Reason
+		}
+	}
+	return ReasonNone
+}
+
+// SkipMarkRequest marks the skip cache of a session.
+type SkipMarkRequest struct {
+	Session string    `json:"session"`
+	Mark    SkipMark  `json:"mark"`
+	At      time.Time `json:"at"`
+}

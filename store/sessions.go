@@ -166,6 +166,7 @@ func (s *Store) ResetSession(ctx context.Context, key string, now time.Time) (Se
 		sess.Model = policy.Reset(sess.Model)
 		sess.Notice = policy.NoticeState{}
 		sess.FallbackReason = ""
+		sess.SkipMarks = nil
 		sess.LiveModelSwitchPending = false
 		sess.LastReprobeAt = time.Time{}
 		return nil

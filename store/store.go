@@ -87,6 +87,8 @@ type Session struct {
 	Model                  policy.SessionModel `json:"model"`
 	LiveModelSwitchPending bool                `json:"liveModelSwitchPending,omitempty"`
 	Notice                 policy.NoticeState  `json:"notice"`
+	// SkipMarks is the session's auth-failure skip cache (/new clears it).
+	SkipMarks []policy.SkipMark `json:"skipMarks,omitempty"`
 	// FallbackReason is why the active fallback is active (for /status).
 	FallbackReason string `json:"fallbackReason,omitempty"`
 	// LastReprobeAt is when the origin of an auto override was last tried again.

@@ -21,6 +21,7 @@ const (
 	WriteFallbackActivity    = "WriteFallback"
 	RollbackFallbackActivity = "RollbackFallback"
 	EndTurnActivity          = "EndTurn"
+	MarkSkipActivity         = "MarkSkip"
 
 	// StatusQuery returns the reply's Status.
 	StatusQuery = "status"
@@ -146,8 +147,12 @@ func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
 		pin, userPin, _ := r.session.ProfilePin(cand.Provider)
 		ordered := policy.OrderProfiles(policy.OrderInput{Provider: cand.Provider, Model: cand.Model, Now: now, Config: cfg,
 			StoredOrder: r.state.Orders[cand.Provider], Profiles: r.state.Profiles, Pin: pin, UserPin: userPin})
+		skipCached := policy.ReasonNone
+		if len(ordered) > 0 {
+			skipCached = policy.SkipMarkFor(r.state.SkipMarks, cand.ModelRef, ordered[0].ID, now)
+		}
 		d := policy.DecideCandidate(policy.CandidateState{Candidate: cand.ModelRef, Index: i, ChainLen: len(r.chain.Candidates),
-			Profiles: ordered, TransientProbeUsed: r.transientUsed[cand.Provider]}, now)
+			Profiles: ordered, TransientProbeUsed: r.transientUsed[cand.Provider], SkipCached: skipCached}, now)
 		if d.Action == policy.ActionProbe && d.SetsThrottle {
 			claimed, err := r.claimProbe(ctx, cand.Provider, now)
 			if err != nil {
@@ -223,6 +228,13 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 		r.log(ctx, policy.DecisionFailed, i, a, len(ordered), nil)
 		if probe && d.TransientProbe && !policy.KeepsTransientSlot(out.Reason) {
 			r.transientUsed[cand.Provider] = true
+		}
+		if policy.MarksSkipCache(i, out.Reason, r.req.Session) && r.state.SkipTTL > 0 &&
+			workflow.GetVersion(ctx, "skip-cache", workflow.DefaultVersion, 1) == 1 {
+			mark := policy.SkipMark{Model: cand.String(), Profile: profile, Reason: out.Reason, Until: now.Add(r.state.SkipTTL)}
+			if err := workflow.ExecuteActivity(r.storeCtx(ctx), MarkSkipActivity, policy.SkipMarkRequest{Session: r.req.Session, Mark: mark, At: now}).Get(ctx, nil); err != nil {
+				return policy.ReplyResult{}, true, err
+			}
 		}
 		next := ""
 		for _, op := range ordered {

@@ -22,6 +22,7 @@ func Register(r worker.Registry, a *activities.Activities) {
 		workflows.WriteFallbackActivity:    a.WriteFallback,
 		workflows.RollbackFallbackActivity: a.RollbackFallback,
 		workflows.EndTurnActivity:          a.EndTurn,
+		workflows.MarkSkipActivity:         a.MarkSkip,
 	} {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
