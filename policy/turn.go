@@ -17,6 +17,9 @@ type ReplyRequest struct {
 	Image     bool          `json:"image,omitempty"`
 	// NoJitter makes backoffs exact (simulate).
 	NoJitter bool `json:"noJitter,omitempty"`
+	// WaitForCooldown lets an exhausted reply sleep (a durable timer) until the soonest
+	// cooldown expires and try the chain again, for up to this long in all. Zero: fail at once.
+	WaitForCooldown time.Duration `json:"waitForCooldown,omitempty"`
 }
 
 // HeartbeatRun marks a heartbeat reply; Model is its own model, if any.

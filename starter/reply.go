@@ -25,6 +25,7 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 	session := fs.String("session", "", "session key (a reply without one keeps no state)")
 	model := fs.String("model", "", "a one-off provider/model (strict: no fallback)")
 	asJSON := fs.Bool("json", false, "print the whole result as JSON")
+	wait := fs.Duration("wait", 0, "when every model is cooling down, wait (durably) up to this long for the first to come back instead of failing")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the answer")
 	set, code, ok := parseFlags(fs, args, errOut)
 	if !ok {
@@ -53,7 +54,11 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	defer c.Close()
-	req := policy.ReplyRequest{Agent: *agent, Session: *session, Message: message, Model: *model}
+	if *wait < 0 {
+		fmt.Fprintf(errOut, "baton reply: --wait must not be negative, got %v\n", *wait)
+		return exitUsage
+	}
+	req := policy.ReplyRequest{Agent: *agent, Session: *session, Message: message, Model: *model, WaitForCooldown: *wait}
 	id := fmt.Sprintf("reply-%s-%d", *agent, time.Now().UnixNano())
 	if *session != "" {
 		id = fmt.Sprintf("reply-%s-%s-%d", *agent, *session, time.Now().UnixNano())

@@ -140,6 +140,29 @@ func (r *reply) writesSession() bool {
 }
 
 func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
+	deadline := workflow.Now(ctx).Add(r.req.WaitForCooldown)
+	for {
+		res, done, err := r.walk(ctx)
+		if done {
+			return res, err
+		}
+		// Every candidate failed or was unavailable. With a wait budget, sleep until the soonest
+		// one may be back and walk the chain again; else fail with the summary.
+		e := r.exhaustion(ctx)
+		now := workflow.Now(ctx)
+		if r.req.WaitForCooldown <= 0 || e.SoonestCooldownExpiry == nil || e.SoonestCooldownExpiry.After(deadline) {
+			return policy.ReplyResult{}, r.fail(ctx, e)
+		}
+		r.status.WaitUntil = *e.SoonestCooldownExpiry
+		if err := workflow.Sleep(ctx, max(e.SoonestCooldownExpiry.Sub(now), time.Second)); err != nil {
+			return policy.ReplyResult{}, err
+		}
+		r.status.WaitUntil = time.Time{}
+	}
+}
+
+// walk tries the chain once. done: the reply ends (an answer, or a stop).
+func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 	cfg := r.state.Config
 	for i := 0; i < len(r.chain.Candidates); i++ {
 		cand := r.chain.Candidates[i]
@@ -156,7 +179,7 @@ func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
 		if d.Action == policy.ActionProbe && d.SetsThrottle {
 			claimed, err := r.claimProbe(ctx, cand.Provider, now)
 			if err != nil {
-				return policy.ReplyResult{}, err
+				return policy.ReplyResult{}, true, err
 			}
 			// Only primary probes wait for the throttle; a transient sibling probe just sets it.
 			if !claimed && !d.TransientProbe {
@@ -175,7 +198,7 @@ func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
 			next := policy.FallbackWrite(r.session, cand.ModelRef, r.chain.Requested, d.Profile, now)
 			ok, err := r.writeFallback(ctx, before, next, now)
 			if err != nil {
-				return policy.ReplyResult{}, err
+				return policy.ReplyResult{}, true, err
 			}
 			if ok {
 				r.session, wrote = next, true
@@ -187,13 +210,13 @@ func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
 			if err != nil && wrote {
 				r.rollback(ctx, before)
 			}
-			return res, err
+			return res, true, err
 		}
 		if wrote {
 			r.rollback(ctx, before)
 		}
 	}
-	return policy.ReplyResult{}, r.exhausted(ctx)
+	return policy.ReplyResult{}, false, nil
 }
 
 // tryCandidate tries the candidate's profiles in order (rotating as policy says). done reports
@@ -414,8 +437,8 @@ func (r *reply) stop(out policy.AttemptOutcome) error {
 	return temporal.NewNonRetryableApplicationError(out.Error, kind, nil, r.attempts)
 }
 
-// exhausted fails the reply with the summary of every attempt and the soonest expiry.
-func (r *reply) exhausted(ctx workflow.Context) error {
+// exhaustion summarises every attempt and when the soonest candidate may be back.
+func (r *reply) exhaustion(ctx workflow.Context) policy.Exhaustion {
 	now := workflow.Now(ctx)
 	var soonest time.Time
 	for _, cand := range r.chain.Candidates {
@@ -427,7 +450,11 @@ func (r *reply) exhausted(ctx workflow.Context) error {
 		}
 		soonest = policy.EarliestOf(soonest, policy.SoonestExpiry(stats, cand.Provider, cand.Model, now))
 	}
-	e := policy.Exhausted(r.attempts, r.chain.Image, soonest)
+	return policy.Exhausted(r.attempts, r.chain.Image, soonest)
+}
+
+// fail ends the reply with the exhaustion as a non-retryable FallbackSummaryError.
+func (r *reply) fail(ctx workflow.Context, e policy.Exhaustion) error {
 	_ = workflow.UpsertTypedSearchAttributes(ctx, saFailoverReason.ValueSet(string(e.Reason)),
 		saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(false))
 	return temporal.NewNonRetryableApplicationError(e.Message, policy.ErrFallbackSummary, nil, e)

@@ -218,7 +218,7 @@ func replyRequest(r *ReplyTurn, agentOf map[string]string) policy.ReplyRequest {
 		agent = agentDefault
 	}
 	req := policy.ReplyRequest{Agent: agent, Session: r.Session, Message: r.Message, Model: r.Model, Heartbeat: r.Heartbeat,
-		Image: r.Image, NoJitter: true}
+		Image: r.Image, NoJitter: true, WaitForCooldown: time.Duration(r.WaitForCooldown)}
 	if r.Cron != nil {
 		cp := &policy.CronPayload{}
 		if ref, err := policy.ParseModelRef(r.Cron.Model); err == nil {

@@ -103,6 +103,8 @@ type ReplyTurn struct {
 	Image           bool                 `json:"image"`
 	SwitchTo        *SwitchTo            `json:"switchTo"`
 	AbortAfterCalls int                  `json:"abortAfterCalls"`
+	// WaitForCooldown (a baton extension) lets the reply wait for the soonest cooldown.
+	WaitForCooldown Duration `json:"waitForCooldown"`
 }
 
 // CronTurn is a cron job's payload.
