@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -25,7 +26,15 @@ const (
 
 	// StatusQuery returns the reply's Status.
 	StatusQuery = "status"
+	// SwitchModelUpdate is a user's /model during a running reply.
+	SwitchModelUpdate = "switchModel"
 )
+
+// SwitchModel is the switchModel update's argument.
+type SwitchModel struct {
+	Model   string `json:"model"` // provider/model
+	Profile string `json:"profile,omitempty"`
+}
 
 // Search attributes a reply upserts, so an operator can find every reply that failed over. The
 // namespace must have them registered (the dev server does; see README for a real cluster).
@@ -54,6 +63,10 @@ func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyR
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) { return r.status, nil }); err != nil {
 		return policy.ReplyResult{}, err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, SwitchModelUpdate, r.onSwitch,
+		workflow.UpdateHandlerOptions{Validator: validateSwitch}); err != nil {
+		return policy.ReplyResult{}, err
+	}
 	if err := r.setup(ctx); err != nil {
 		return policy.ReplyResult{}, err
 	}
@@ -70,6 +83,46 @@ type reply struct {
 	transientUsed map[string]bool // providers whose transient probe this reply spent
 	clearStale    bool            // a heartbeat found the auto override stale
 	status        Status
+	pending       *SwitchModel // a user's switch, applied once the in-flight attempt ends
+}
+
+func validateSwitch(_ workflow.Context, s SwitchModel) error {
+	ref, err := policy.ParseModelRef(s.Model)
+	if err != nil {
+		return err
+	}
+	if s.Profile != "" && policy.ProviderOfProfile(s.Profile) != ref.Provider {
+		return fmt.Errorf("profile %q is not a %s profile", s.Profile, ref.Provider)
+	}
+	return nil
+}
+
+// onSwitch takes a user's /model: the in-flight attempt finishes first (see applySwitch).
+func (r *reply) onSwitch(_ workflow.Context, s SwitchModel) error {
+	r.pending = &s
+	return nil
+}
+
+// applySwitch acts on a pending switch after the candidate at current failed: a later candidate
+// is jumped to (the switch recorded as an attempt), anything else ends the reply with
+// LiveSessionModelSwitchError so that the caller starts it again with the new selection.
+func (r *reply) applySwitch(ctx workflow.Context, current int) (int, error) {
+	s := *r.pending
+	r.pending = nil
+	ref, _ := policy.ParseModelRef(s.Model) // validated
+	r.attempts = append(r.attempts, policy.Attempt{Provider: ref.Provider, Model: ref.Model, Profile: s.Profile,
+		Result: policy.ResultSwitched, At: workflow.Now(ctx)})
+	// The user's choice is now the session's: no fallback may write over it.
+	r.session.ProviderOverride, r.session.ModelOverride, r.session.ModelOverrideSource = ref.Provider, ref.Model, policy.SourceUser
+	if s.Profile != "" {
+		r.session.AuthProfileOverride, r.session.AuthProfileOverrideSource = s.Profile, policy.SourceUser
+	}
+	jump, restart := policy.LiveSwitch(r.chain, current, ref)
+	if restart {
+		return 0, temporal.NewNonRetryableApplicationError("Live session model switch requested: "+ref.String(),
+			policy.ErrLiveSessionModelSwitch, nil, s, r.attempts)
+	}
+	return jump, nil
 }
 
 func (r *reply) storeCtx(ctx workflow.Context) workflow.Context {
@@ -215,6 +268,13 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 		if wrote {
 			r.rollback(ctx, before)
 		}
+		if r.pending != nil {
+			jump, err := r.applySwitch(ctx, i)
+			if err != nil {
+				return policy.ReplyResult{}, true, err
+			}
+			i = jump - 1 // candidates jumped over get no record
+		}
 	}
 	return policy.ReplyResult{}, false, nil
 }
@@ -265,6 +325,9 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 				next = op.ID
 				break
 			}
+		}
+		if r.pending != nil {
+			return policy.ReplyResult{}, false, nil // the user switched: walk decides where to go
 		}
 		step, wait := policy.NextStep(policy.FailureState{Reason: out.Reason, Rotations: rotations, NextProfile: next,
 			UserPinned: userPin, Probe: probe}, r.state.Config.Cooldowns)

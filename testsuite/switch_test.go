@@ -1,0 +1,103 @@
+package testsuite_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/testsuite/fakeprovider"
+	"github.com/batonhq/baton/workflows"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+const threeModelConfig = `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["google/gemini", "anthropic/claude-sonnet-4-5"]}}}}`
+
+// startSlowReply starts a reply whose primary answers 429 after a delay, and waits until the
+// fake provider has the call in hand.
+func startSlowReply(t *testing.T, session string) (*testsuite.World, client.Client, client.WorkflowRun) {
+	t.Helper()
+	creds := append(threeKeys[:len(threeKeys):len(threeKeys)], threeKeys[0])
+	creds[len(creds)-1].ID, creds[len(creds)-1].Provider, creds[len(creds)-1].Key = "google:a", "google", "g-key-0000"
+	w := testsuite.NewWorld(t, threeModelConfig, creds, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{DelayMs: 1500, Status: 401,
+			Body: `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`}}},
+		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "switched and answered"}}},
+	})
+	c := testsuite.Client(t)
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, c, tq, w.Acts)
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
+		policy.ReplyRequest{Agent: "main", Session: session, Message: "hi", NoJitter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(w.Fake.Calls()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the reply never called the provider")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return w, c, run
+}
+
+func switchTo(t *testing.T, c client.Client, run client.WorkflowRun, model string) error {
+	t.Helper()
+	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+		UpdateName: workflows.SwitchModelUpdate, Args: []any{workflows.SwitchModel{Model: model}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return err
+	}
+	return h.Get(context.Background(), nil)
+}
+
+func TestALiveSwitchToALaterCandidateJumpsThere(t *testing.T) {
+	w, c, run := startSlowReply(t, "sw1")
+	if _, err := w.Store.SetUserModel(context.Background(), "sw1", "main", policy.ModelRef{Provider: "anthropic", Model: "claude-sonnet-4-5"}, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := switchTo(t, c, run, "anthropic/claude-sonnet-4-5"); err != nil {
+		t.Fatal(err)
+	}
+	if err := switchTo(t, c, run, "not-a-ref"); err == nil {
+		t.Error("the validator let a bad model through")
+	}
+	var res policy.ReplyResult
+	if err := run.Get(context.Background(), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := describe(res.Attempts)
+	want := []string{"openai/gpt-5 openai:a failed auth 401 retries=0", "anthropic/claude-sonnet-4-5  switched  0",
+		"anthropic/claude-sonnet-4-5 anthropic:default succeeded  0 retries=0"}
+	if len(got) != len(want) {
+		t.Fatalf("attempts %q, want %q (google jumped over, with no record)", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("attempt %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+	if res.Text != "switched and answered" {
+		t.Errorf("text %q", res.Text)
+	}
+	// The user's choice stands: the reply wrote no fallback override over it.
+	if sess, _ := w.Store.GetSession(context.Background(), "sw1"); sess.Model.ModelOverrideSource != policy.SourceUser || sess.LiveModelSwitchPending {
+		t.Errorf("session %+v pending=%v", sess.Model, sess.LiveModelSwitchPending)
+	}
+}
+
+func TestALiveSwitchOutsideTheChainEndsTheReplyForARestart(t *testing.T) {
+	_, c, run := startSlowReply(t, "sw2")
+	if err := switchTo(t, c, run, "xai/grok-4"); err != nil {
+		t.Fatal(err)
+	}
+	err := run.Get(context.Background(), nil)
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != policy.ErrLiveSessionModelSwitch || appErr.Message() != "Live session model switch requested: xai/grok-4" {
+		t.Fatalf("got %v", err)
+	}
+}
