@@ -46,6 +46,10 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton reply: %v\n", err)
 		return exitUsage
 	}
+	if *wait < 0 {
+		fmt.Fprintf(errOut, "baton reply: --wait must not be negative, got %v\n", *wait)
+		return exitUsage
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	c, err := tf.dial(ctx)
@@ -54,31 +58,38 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	defer c.Close()
-	if *wait < 0 {
-		fmt.Fprintf(errOut, "baton reply: --wait must not be negative, got %v\n", *wait)
-		return exitUsage
-	}
 	req := policy.ReplyRequest{Agent: *agent, Session: *session, Message: message, Model: *model, WaitForCooldown: *wait}
-	id := fmt.Sprintf("reply-%s-%d", *agent, time.Now().UnixNano())
-	if *session != "" {
-		id = fmt.Sprintf("reply-%s-%s-%d", *agent, *session, time.Now().UnixNano())
-	}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: tf.TaskQueue}, workflows.ReplyWorkflowName, req)
-	if err != nil {
-		fmt.Fprintf(errOut, "baton reply: starting the reply: %v\n", err)
-		return exitFailure
-	}
 	var res policy.ReplyResult
-	if err := run.Get(ctx, &res); err != nil {
+	var run client.WorkflowRun
+	// A user's /model during the reply may end it for a restart with the new selection: once.
+	for restarts := 0; ; restarts++ {
+		id := fmt.Sprintf("reply-%s-%d", *agent, time.Now().UnixNano())
+		if *session != "" {
+			id = fmt.Sprintf("reply-%s-%s-%d", *agent, *session, time.Now().UnixNano())
+		}
+		run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: tf.TaskQueue}, workflows.ReplyWorkflowName, req)
+		if err != nil {
+			fmt.Fprintf(errOut, "baton reply: starting the reply: %v\n", err)
+			return exitFailure
+		}
+		err = run.Get(ctx, &res)
+		var appErr *temporal.ApplicationError
+		if restarts == 0 && errors.As(err, &appErr) && appErr.Type() == policy.ErrLiveSessionModelSwitch {
+			fmt.Fprintf(errOut, "baton reply: %s; starting again with the session's new selection\n", appErr.Message())
+			continue
+		}
+		break
+	}
+	if err != nil {
 		var appErr *temporal.ApplicationError
 		if errors.As(err, &appErr) {
 			if *asJSON {
 				var details any
 				_ = appErr.Details(&details)
 				_ = json.NewEncoder(out).Encode(map[string]any{"workflowId": run.GetID(), "error": map[string]any{
-					"type": appErr.Type(), "message": appErr.Error(), "details": details}})
+					"type": appErr.Type(), "message": appErr.Message(), "details": details}})
 			}
-			fmt.Fprintf(errOut, "baton reply: %s: %s (workflow %s)\n", appErr.Type(), appErr.Error(), run.GetID())
+			fmt.Fprintf(errOut, "baton reply: %s: %s (workflow %s)\n", appErr.Type(), appErr.Message(), run.GetID())
 			return exitFailure
 		}
 		if deadlinePassed(ctx, err) {

@@ -12,6 +12,9 @@ import (
 
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/workflows"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 )
 
 // runSession dispatches `baton session status|model|reset|patch|compact S`.
@@ -26,6 +29,8 @@ func runSession(ctx context.Context, args []string, out, errOut io.Writer) int {
 	storeURL := storeFlag(fs)
 	configPath := fs.String("config", os.Getenv("BATON_CONFIG"), "OpenClaw-shaped config, for the selected model (env BATON_CONFIG)")
 	asJSON := fs.Bool("json", false, "print the session as JSON")
+	var tf temporalFlags
+	tf.register(fs)
 	if _, code, ok := parseFlags(fs, args[1:], errOut); !ok {
 		return code
 	}
@@ -104,6 +109,9 @@ func runSession(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton session %s: %v\n", sub, err)
 		return exitFailure
 	}
+	if sub == "model" || (sub == "patch" && sess.LiveModelSwitchPending) {
+		notifyRunningReplies(ctx, tf, key, sess, errOut)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -160,5 +168,44 @@ func printStatus(out io.Writer, sess store.Session, cfg *policy.Config) {
 	}
 	if sess.LiveModelSwitchPending {
 		fmt.Fprintln(out, "  a model switch is pending for the running reply")
+	}
+}
+
+// notifyRunningReplies sends switchModel to the session's running replies, found by the
+// BatonSession search attribute. Temporal being out of reach is not an error: the session is
+// written, and the next reply reads it.
+func notifyRunningReplies(ctx context.Context, tf temporalFlags, key string, sess store.Session, errOut io.Writer) {
+	over, ok := sess.Model.Override()
+	if !ok {
+		return
+	}
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := tf.dial(dctx)
+	if err != nil {
+		fmt.Fprintf(errOut, "note: Temporal not reachable (%s), so no running reply was told of the switch\n", tf.Address)
+		return
+	}
+	defer c.Close()
+	query := fmt.Sprintf("WorkflowType = '%s' AND BatonSession = '%s' AND ExecutionStatus = 'Running'",
+		workflows.ReplyWorkflowName, strings.ReplaceAll(key, "'", "''"))
+	resp, err := c.ListWorkflow(dctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+	if err != nil {
+		fmt.Fprintf(errOut, "note: could not list the session's running replies: %v\n", err)
+		return
+	}
+	profile := ""
+	if sess.Model.AuthProfileOverrideSource == policy.SourceUser {
+		profile = sess.Model.AuthProfileOverride
+	}
+	for _, e := range resp.GetExecutions() {
+		_, err := c.UpdateWorkflow(dctx, client.UpdateWorkflowOptions{WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(),
+			UpdateName: workflows.SwitchModelUpdate, Args: []any{workflows.SwitchModel{Model: over.String(), Profile: profile}},
+			WaitForStage: client.WorkflowUpdateStageAccepted})
+		if err != nil {
+			fmt.Fprintf(errOut, "note: reply %s did not take the switch: %v\n", e.GetExecution().GetWorkflowId(), err)
+			continue
+		}
+		fmt.Fprintf(errOut, "switch sent to the running reply %s\n", e.GetExecution().GetWorkflowId())
 	}
 }

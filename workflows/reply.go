@@ -372,8 +372,8 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		case err != nil:
 			return out, retries, err
 		}
-		if out.OK {
-			return out, retries, nil
+		if out.OK || r.pending != nil {
+			return out, retries, nil // a user's switch waits for no more retries
 		}
 		jitter := 0.0
 		if !r.req.NoJitter {
