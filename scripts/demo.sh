@@ -59,6 +59,10 @@ echo "== The keys now (the rate-limited one cools down for 1 minute, for that mo
 bin/baton auth list
 
 echo
+echo "== Five minutes later the primary is tried again; played here on a virtual clock (baton simulate):"
+bin/baton simulate --brief testsuite/scenarios/public/01-rate-limit-rotate-fallback-recover.json
+
+echo
 echo "Web UI: http://127.0.0.1:$ui_port/namespaces/default/workflows (each reply is a workflow; its history shows every attempt)"
 if [[ -t 0 && "${BATON_DEMO_KEEP:-1}" == 1 ]]; then
   echo "The server, the worker and the fake provider keep running so you can look around. Press Ctrl-C to stop."

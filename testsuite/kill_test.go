@@ -128,4 +128,8 @@ func TestAReplySurvivesAKilledWorker(t *testing.T) {
 	if sess.Model.ProviderOverride != "google" || sess.Model.ModelOverrideSource != "auto" || sess.Model.ModelOverrideFallbackOriginModel != "gpt-5" {
 		t.Errorf("session after the crash: %+v", sess.Model)
 	}
+	// Written once each: the anthropic override, its rollback, the google override, the turn's end.
+	if sess.Version != 4 {
+		t.Errorf("session version %d, want 4 writes", sess.Version)
+	}
 }

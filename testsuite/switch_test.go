@@ -57,6 +57,15 @@ func switchTo(t *testing.T, c client.Client, run client.WorkflowRun, model strin
 
 func TestALiveSwitchToALaterCandidateJumpsThere(t *testing.T) {
 	w, c, run := startSlowReply(t, "sw1")
+	// While the first attempt is in flight, the status query names it.
+	v, err := c.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), workflows.StatusQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st workflows.Status
+	if err := v.Get(&st); err != nil || st.Candidate != "openai/gpt-5" || st.Profile != "openai:a" {
+		t.Errorf("status %+v %v", st, err)
+	}
 	if _, err := w.Store.SetUserModel(context.Background(), "sw1", "main", policy.ModelRef{Provider: "anthropic", Model: "claude-sonnet-4-5"}, "", time.Now()); err != nil {
 		t.Fatal(err)
 	}

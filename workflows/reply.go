@@ -60,7 +60,11 @@ type Status struct {
 // record each outcome, rotate or advance, roll back what a failed fallback wrote.
 func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyResult, error) {
 	r := &reply{req: req, transientUsed: map[string]bool{}}
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) { return r.status, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) {
+		st := r.status
+		st.Attempts = append([]policy.Attempt{}, r.attempts...)
+		return st, nil
+	}); err != nil {
 		return policy.ReplyResult{}, err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, SwitchModelUpdate, r.onSwitch,
