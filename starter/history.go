@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/batonhq/baton/internal/history"
+	"github.com/batonhq/baton/internal/registry"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/worker"
+)
+
+// loadHistory reads a history from a JSON file (an argument ending in .json, or an existing file)
+// or fetches it from the server by workflow id.
+func loadHistory(ctx context.Context, tf temporalFlags, arg, runID string) (*historypb.History, error) {
+	if _, err := os.Stat(arg); err == nil || strings.HasSuffix(arg, ".json") {
+		return history.Load(arg)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := tf.dial(dctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return history.Fetch(dctx, c, arg, runID)
+}
+
+// runHistory is `baton history export ID [--run-id R]`.
+func runHistory(ctx context.Context, args []string, out, errOut io.Writer) int {
+	if len(args) == 0 || args[0] != "export" {
+		fmt.Fprintln(errOut, "baton history: want `baton history export WORKFLOW_ID [--run-id R] > FILE.json`")
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("history export", flag.ContinueOnError)
+	var tf temporalFlags
+	tf.register(fs)
+	runID := fs.String("run-id", "", "run id (default: the latest run)")
+	set, code, ok := parseFlags(fs, args[1:], errOut)
+	if !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(errOut, "baton history export: want one WORKFLOW_ID")
+		return exitUsage
+	}
+	if err := tf.validate(set); err != nil {
+		fmt.Fprintf(errOut, "baton history export: %v\n", err)
+		return exitUsage
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := tf.dial(dctx)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton history export: %v\n", err)
+		return exitFailure
+	}
+	defer c.Close()
+	h, err := history.Fetch(dctx, c, fs.Arg(0), *runID)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton history export: %v\n", err)
+		return exitFailure
+	}
+	data, err := history.Marshal(h)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton history export: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintln(out, string(data))
+	return 0
+}
+
+// runReplay replays a history against this binary's workflow code.
+func runReplay(ctx context.Context, args []string, out, errOut io.Writer) int {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	var tf temporalFlags
+	tf.register(fs)
+	workflowID := fs.String("workflow-id", "", "fetch this workflow's history from the server")
+	runID := fs.String("run-id", "", "run id (with --workflow-id; default: the latest run)")
+	set, code, ok := parseFlags(fs, args, errOut)
+	if !ok {
+		return code
+	}
+	arg := *workflowID
+	switch {
+	case arg != "" && fs.NArg() > 0:
+		fmt.Fprintln(errOut, "baton replay: give either FILE.json or --workflow-id, not both")
+		return exitUsage
+	case arg == "" && fs.NArg() != 1:
+		fmt.Fprintln(errOut, "baton replay: want FILE.json or --workflow-id ID")
+		return exitUsage
+	case arg == "":
+		arg = fs.Arg(0)
+	}
+	if err := tf.validate(set); err != nil {
+		fmt.Fprintf(errOut, "baton replay: %v\n", err)
+		return exitUsage
+	}
+	h, err := loadHistory(ctx, tf, arg, *runID)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton replay: %v\n", err)
+		return exitFailure
+	}
+	replayer := worker.NewWorkflowReplayer()
+	registry.RegisterWorkflows(replayer)
+	if err := replayer.ReplayWorkflowHistory(nil, h); err != nil {
+		fmt.Fprintf(errOut, "baton replay: %s does not replay against this code: %v\n", arg, err)
+		return exitFailure
+	}
+	fmt.Fprintf(out, "%s: %d events replay against this code\n", arg, len(h.GetEvents()))
+	return 0
+}
+
+// runExplain prints a reply's failover timeline.
+func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	var tf temporalFlags
+	tf.register(fs)
+	runID := fs.String("run-id", "", "run id (default: the latest run)")
+	asJSON := fs.Bool("json", false, "print the timeline as JSON")
+	set, code, ok := parseFlags(fs, args, errOut)
+	if !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(errOut, "baton explain: want a WORKFLOW_ID or a FILE.json")
+		return exitUsage
+	}
+	if err := tf.validate(set); err != nil {
+		fmt.Fprintf(errOut, "baton explain: %v\n", err)
+		return exitUsage
+	}
+	h, err := loadHistory(ctx, tf, fs.Arg(0), *runID)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton explain: %v\n", err)
+		return exitFailure
+	}
+	tl, err := history.Explain(h)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton explain: %s: %v\n", fs.Arg(0), err)
+		return exitFailure
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(tl)
+		return 0
+	}
+	r := tl.Request
+	fmt.Fprintf(out, "reply %s: agent %s", tl.WorkflowID, r.Agent)
+	if r.Session != "" {
+		fmt.Fprintf(out, ", session %s", r.Session)
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tSTEP\tCANDIDATE\tPROFILE\tOUTCOME\tREASON\tSTATUS\tWAIT\tDECISION")
+	for _, s := range tl.Steps {
+		status, wait := "-", "-"
+		if s.Status != 0 {
+			status = fmt.Sprint(s.Status)
+		}
+		if s.Wait > 0 {
+			wait = s.Wait.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.At.Format("15:04:05.000"), s.Kind, dash(s.Model), dash(s.Profile),
+			dash(s.Outcome), dash(string(s.Reason)), status, wait, s.Decision)
+	}
+	_ = tw.Flush()
+	switch {
+	case tl.Served != nil:
+		fmt.Fprintf(out, "result: answered by %s/%s with %s\n", tl.Served.Provider, tl.Served.Model, tl.Served.Profile)
+	case tl.Error != "":
+		fmt.Fprintf(out, "result: %s: %s\n", tl.ErrorType, tl.Error)
+	default:
+		fmt.Fprintf(out, "result: %s\n", tl.Result)
+	}
+	return 0
+}
