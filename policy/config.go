@@ -134,6 +134,19 @@ type Config struct {
 	AuthOrder  map[string][]string
 	Cooldowns  Cooldowns
 	Providers  map[string]ProviderConfig
+	// CronJobs are cron.jobs[] (baton's key): jobs the worker keeps as schedules.
+	CronJobs []CronJob `json:"cronJobs,omitempty"`
+}
+
+// CronJob is one cron.jobs[] entry.
+type CronJob struct {
+	ID      string      `json:"id"`
+	Cron    string      `json:"cron"`
+	TZ      string      `json:"tz,omitempty"`
+	Agent   string      `json:"agent"`
+	Session string      `json:"session,omitempty"`
+	Message string      `json:"message"`
+	Payload CronPayload `json:"payload"`
 }
 
 // DefaultConfig is what an empty config file means.
@@ -250,6 +263,52 @@ func (d *configDecoder) decode(root *jsonValue) *Config {
 		d.profiles(cfg, auth.get("profiles"))
 		d.order(cfg, auth.get("order"))
 		d.cooldowns(&cfg.Cooldowns, auth.get("cooldowns"))
+	}
+	if cron := root.get("cron"); d.want("cron", cron, jsonObject) {
+		if jobs := cron.get("jobs"); d.want("cron.jobs", jobs, jsonArray) {
+			seen := map[string]bool{}
+			for i, el := range jobs.arr {
+				path := fmt.Sprintf("cron.jobs[%d]", i)
+				if !d.want(path, el, jsonObject) {
+					continue
+				}
+				job := CronJob{ID: d.str(path+".id", el.get("id")), Cron: d.str(path+".cron", el.get("cron")), Agent: "main"}
+				if job.ID == "" || strings.ContainsAny(job.ID, " /") {
+					d.fail(path+".id", orValue(el.get("id"), el), "missing, or not a plain id")
+				} else if seen[job.ID] {
+					d.fail(path+".id", el.get("id"), "duplicate job id %q", job.ID)
+				}
+				seen[job.ID] = true
+				if n := len(strings.Fields(job.Cron)); !strings.HasPrefix(job.Cron, "@") && (n < 5 || n > 7) {
+					d.fail(path+".cron", orValue(el.get("cron"), el), "%q is not a cron expression (minute hour day month weekday)", job.Cron)
+				}
+				if v := el.get("tz"); v != nil {
+					job.TZ = d.str(path+".tz", v)
+				}
+				if v := el.get("agent"); v != nil {
+					job.Agent = d.str(path+".agent", v)
+				}
+				if v := el.get("session"); v != nil {
+					job.Session = d.str(path+".session", v)
+				}
+				job.Message = d.str(path+".message", el.get("message"))
+				if job.Message == "" {
+					d.fail(path+".message", orValue(el.get("message"), el), "missing")
+				}
+				if p := el.get("payload"); d.want(path+".payload", p, jsonObject) {
+					if m := p.get("model"); m != nil {
+						job.Payload.Model = d.ref(path+".payload.model", m)
+					}
+					if f := p.get("fallbacks"); f != nil && d.want(path+".payload.fallbacks", f, jsonArray) {
+						job.Payload.HasFallbacks, job.Payload.Fallbacks = true, []ModelRef{}
+						for k, fe := range f.arr {
+							job.Payload.Fallbacks = append(job.Payload.Fallbacks, d.ref(fmt.Sprintf("%s.payload.fallbacks[%d]", path, k), fe))
+						}
+					}
+				}
+				cfg.CronJobs = append(cfg.CronJobs, job)
+			}
+		}
 	}
 	models := root.get("models")
 	if d.want("models", models, jsonObject) {

@@ -92,6 +92,23 @@ func TestParseConfigReadsOpenClawShape(t *testing.T) {
 	}
 }
 
+func TestParseConfigCronJobs(t *testing.T) {
+	cfg := mustConfig(t, `{cron: {jobs: [
+	  {id: "digest", cron: "0 9 * * *", tz: "Europe/Berlin", message: "daily digest", payload: {model: "openai/gpt-5", fallbacks: []}},
+	  {id: "weekly", cron: "@weekly", agent: "ops", session: "ops-main", message: "weekly"},
+	]}}`)
+	if len(cfg.CronJobs) != 2 {
+		t.Fatalf("%+v", cfg.CronJobs)
+	}
+	d, w := cfg.CronJobs[0], cfg.CronJobs[1]
+	if d.ID != "digest" || d.TZ != "Europe/Berlin" || d.Agent != "main" || d.Payload.Model.String() != "openai/gpt-5" || !d.Payload.HasFallbacks || len(d.Payload.Fallbacks) != 0 {
+		t.Errorf("digest %+v", d)
+	}
+	if w.Agent != "ops" || w.Session != "ops-main" || w.Payload.HasFallbacks || !w.Payload.Model.IsZero() {
+		t.Errorf("weekly %+v", w)
+	}
+}
+
 func TestParseConfigDefaults(t *testing.T) {
 	cfg, err := ParseConfig([]byte(`{}`))
 	if err != nil {
@@ -129,6 +146,10 @@ func TestParseConfigNamesTheBadKey(t *testing.T) {
 		{`{models: {providers: {ollama: {baseUrl: "localhost:11434"}}}}`, "models.providers.ollama.baseUrl", "not an http(s) URL", 1},
 		{`{models: {providers: {corp: {tokenUrl: "sso"}}}}`, "models.providers.corp.tokenUrl", "not an http(s) URL", 1},
 		{`{agents: {defaults: {heartbeat: {every: "often"}}}}`, "agents.defaults.heartbeat.every", "not a positive duration", 1},
+		{`{cron: {jobs: [{id: "a", cron: "0 9 * *", message: "m"}]}}`, "cron.jobs[0].cron", "not a cron expression", 1},
+		{`{cron: {jobs: [{id: "a", cron: "0 9 * * *"}]}}`, "cron.jobs[0].message", "missing", 1},
+		{`{cron: {jobs: [{id: "a", cron: "0 9 * * *", message: "m"}, {id: "a", cron: "@daily", message: "m"}]}}`, "cron.jobs[1].id", "duplicate", 1},
+		{`{cron: {jobs: [{id: "a", cron: "@daily", message: "m", payload: {model: "gpt"}}]}}`, "cron.jobs[0].payload.model", "not provider/model", 1},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig([]byte(c.src))

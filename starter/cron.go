@@ -11,17 +11,16 @@ import (
 	"time"
 	_ "time/tzdata" // --tz works without the system's zone files
 
+	"github.com/batonhq/baton/internal/schedules"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 )
 
 // cronPrefix keeps baton's schedules apart from others in the namespace.
-const cronPrefix = "baton-cron-"
+const cronPrefix = schedules.CronPrefix
 
 var overlapPolicies = map[string]enumspb.ScheduleOverlapPolicy{
 	"skip": enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, "buffer_one": enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE,
@@ -245,7 +244,7 @@ func cronList(ctx context.Context, sc client.ScheduleClient, out, errOut io.Writ
 		if len(e.NextActionTimes) > 0 {
 			next = e.NextActionTimes[0].UTC().Format(time.RFC3339)
 		}
-		cron := memoString(e.Memo, "cron")
+		cron := schedules.MemoString(e.Memo, "cron")
 		if cron == "" {
 			cron = "-"
 		}
@@ -265,7 +264,7 @@ func cronDescribe(ctx context.Context, c client.Client, h client.ScheduleHandle,
 		return exitFailure
 	}
 	fmt.Fprintf(out, "cron job %s\n", id)
-	spec, tz := memoString(d.Memo, "cron"), memoString(d.Memo, "tz")
+	spec, tz := schedules.MemoString(d.Memo, "cron"), schedules.MemoString(d.Memo, "tz")
 	if spec == "" && d.Schedule.Spec != nil {
 		spec, tz = strings.Join(d.Schedule.Spec.CronExpressions, "; "), d.Schedule.Spec.TimeZoneName
 	}
@@ -314,18 +313,6 @@ func summaryText(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-// memoString reads one string from a schedule's memo.
-func memoString(m *commonpb.Memo, key string) string {
-	if m == nil || m.GetFields()[key] == nil {
-		return ""
-	}
-	var s string
-	if err := converter.GetDefaultDataConverter().FromPayload(m.GetFields()[key], &s); err != nil {
-		return ""
 	}
 	return s
 }

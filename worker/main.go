@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/internal/registry"
+	"github.com/batonhq/baton/internal/schedules"
 	"github.com/batonhq/baton/store"
 	"github.com/sethvargo/go-envconfig"
 	"go.temporal.io/sdk/client"
@@ -87,6 +88,15 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 		return exitFailure
 	}
 	defer c.Close()
+
+	// cron.jobs[] and heartbeats in the config become schedules (reconciled at every start).
+	rctx, cancelReconcile := context.WithTimeout(context.Background(), time.Minute)
+	rep, err := schedules.Reconcile(rctx, c, conf, cfg.TaskQueue)
+	cancelReconcile()
+	if err != nil {
+		logger.Error("schedules from the config not fully reconciled", zap.Error(err))
+	}
+	logger.Info("schedules reconciled", zap.Strings("created", rep.Created), zap.Strings("updated", rep.Updated), zap.Strings("deleted", rep.Deleted))
 
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: stopTimeout})
 	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger, Store: st,
