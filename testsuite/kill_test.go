@@ -108,6 +108,7 @@ func TestAReplySurvivesAKilledWorker(t *testing.T) {
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatal(err)
 	}
+	recordHistory(t, srv.Client(), run, "reply-worker-killed")
 	if res.Text != "after the crash" || res.Served.Provider != "google" {
 		t.Errorf("served %+v %q", res.Served, res.Text)
 	}

@@ -105,11 +105,7 @@ func TestReplyRotatesFallsBackAndSticksOnTheRealServer(t *testing.T) {
 			t.Errorf("the history holds the key of %s", k.ID)
 		}
 	}
-	if os.Getenv("BATON_RECORD") != "" {
-		if err := os.WriteFile(filepath.Join("..", "workflows", "testdata", "reply-rate-limit-fallback.json"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	recordHistory(t, c, run, "reply-rate-limit-fallback")
 
 	// The next turn sticks to the fallback: one attempt, no notice.
 	_, res, err = reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s1", Message: "again"})
@@ -130,7 +126,8 @@ func TestAnExhaustedChainFailsWithTheSummary(t *testing.T) {
 	c := testsuite.Client(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, c, tq, w.Acts)
-	_, _, err := reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s2", Message: "hi"})
+	run, _, err := reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s2", Message: "hi"})
+	recordHistory(t, c, run, "reply-exhausted")
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || appErr.Type() != policy.ErrFallbackSummary || appErr.NonRetryable() == false {
 		t.Fatalf("got %v", err)
@@ -156,7 +153,8 @@ func TestContextOverflowStopsTheReply(t *testing.T) {
 	c := testsuite.Client(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, c, tq, w.Acts)
-	_, _, err := reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s3", Message: "a very long prompt"})
+	run, _, err := reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s3", Message: "a very long prompt"})
+	recordHistory(t, c, run, "reply-context-overflow")
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || appErr.Type() != policy.ErrContextOverflow {
 		t.Fatalf("got %v", err)
@@ -179,4 +177,27 @@ func describe(attempts []policy.Attempt) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// recordHistory, with BATON_RECORD=1, writes a run's history to workflows/testdata/NAME.json,
+// where the replay test keeps it from breaking; it also checks that the history holds no key.
+func recordHistory(t *testing.T, c client.Client, run client.WorkflowRun, name string) {
+	t.Helper()
+	hist, err := testsuite.FetchHistory(context.Background(), c, run.GetID(), run.GetRunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "sk-test-") || strings.Contains(string(data), "sk-kill-") {
+		t.Errorf("the history of %s holds a key", name)
+	}
+	if os.Getenv("BATON_RECORD") == "" {
+		return
+	}
+	if err := os.WriteFile(filepath.Join("..", "workflows", "testdata", name+".json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

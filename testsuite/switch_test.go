@@ -79,6 +79,7 @@ func TestALiveSwitchToALaterCandidateJumpsThere(t *testing.T) {
 	if err := run.Get(context.Background(), &res); err != nil {
 		t.Fatal(err)
 	}
+	recordHistory(t, c, run, "reply-live-switch")
 	got := describe(res.Attempts)
 	want := []string{"openai/gpt-5 openai:a failed auth 401 retries=0", "anthropic/claude-sonnet-4-5  switched  0",
 		"anthropic/claude-sonnet-4-5 anthropic:default succeeded  0 retries=0"}
