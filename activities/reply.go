@@ -77,14 +77,21 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 		}
 		state.Session, state.Notice, state.Reprobed, state.SkipMarks = sess.Model, sess.Notice, sess.LastReprobeAt, sess.SkipMarks
 	}
+	state.AuthAgent = req.Agent
 	profiles, err := st.ListProfiles(ctx, req.Agent)
 	if err != nil {
 		return state, err
 	}
+	if len(profiles) == 0 && req.Agent != "main" {
+		state.AuthAgent = "main"
+		if profiles, err = st.ListProfiles(ctx, "main"); err != nil {
+			return state, err
+		}
+	}
 	for _, p := range profiles {
 		state.Profiles = append(state.Profiles, p.StoredProfile)
 	}
-	if state.Orders, err = st.Orders(ctx, req.Agent); err != nil {
+	if state.Orders, err = st.Orders(ctx, state.AuthAgent); err != nil {
 		return state, err
 	}
 	return state, nil
@@ -110,7 +117,7 @@ func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (po
 	resp, err := provider.Complete(ctx, provider.Request{
 		Provider: req.Provider, Model: req.Model, API: pc.API, BaseURL: pc.BaseURL,
 		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
-		Messages:          []provider.Message{{Role: "user", Content: req.Message}},
+		Messages:          messagesOf(req),
 		FirstTokenTimeout: req.FirstTokenTimeout, IdleTimeout: req.IdleTimeout,
 		OnChunk:  func() { chunks++; activity.RecordHeartbeat(ctx, chunks) },
 		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
@@ -242,4 +249,15 @@ func (a *Activities) EndTurn(ctx context.Context, e policy.TurnEnd) error {
 		return nil
 	})
 	return err
+}
+
+func messagesOf(req policy.AttemptRequest) []provider.Message {
+	if len(req.Messages) == 0 {
+		return []provider.Message{{Role: "user", Content: req.Message}}
+	}
+	out := make([]provider.Message, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		out = append(out, provider.Message{Role: m.Role, Content: m.Content})
+	}
+	return out
 }

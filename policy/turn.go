@@ -10,6 +10,9 @@ type ReplyRequest struct {
 	Agent   string `json:"agent"`
 	Session string `json:"session,omitempty"`
 	Message string `json:"message"`
+	// Messages, when given, is the whole conversation (the OpenAI-compatible endpoint); Message is
+	// then ignored.
+	Messages []ChatMessage `json:"messages,omitempty"`
 	// Model is a one-off explicit provider/model: strict.
 	Model     string        `json:"model,omitempty"`
 	Cron      *CronPayload  `json:"cron,omitempty"`
@@ -34,6 +37,9 @@ type ReplyState struct {
 	Notice   NoticeState     `json:"notice"`
 	Reprobed time.Time       `json:"reprobed,omitzero"` // last re-probe of the auto override's origin
 	Profiles []StoredProfile `json:"profiles"`
+	// AuthAgent is whose auth store the reply uses: the agent's own, or main's when it has none
+	// (an agent inherits the main agent's credentials).
+	AuthAgent string `json:"authAgent,omitempty"`
 	// SkipMarks are the session's skip-cache marks.
 	SkipMarks []SkipMark          `json:"skipMarks,omitempty"`
 	Orders    map[string][]string `json:"orders,omitempty"`
@@ -51,6 +57,8 @@ type AttemptRequest struct {
 	Model    string `json:"model"`
 	Profile  string `json:"profile"`
 	Message  string `json:"message"`
+	// Messages, when given, replaces Message with a whole conversation.
+	Messages []ChatMessage `json:"messages,omitempty"`
 	// Now is the workflow's clock, for credential expiry.
 	Now               time.Time     `json:"now"`
 	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
@@ -175,4 +183,10 @@ type SkipMarkRequest struct {
 	Session string    `json:"session"`
 	Mark    SkipMark  `json:"mark"`
 	At      time.Time `json:"at"`
+}
+
+// ChatMessage is one turn of a conversation.
+type ChatMessage struct {
+	Role    string `json:"role"` // system | user | assistant
+	Content string `json:"content"`
 }

@@ -32,6 +32,7 @@ var commands = map[string]command{
 	"explain":       {"print a reply's failover timeline (WORKFLOW_ID or FILE.json) [--json]", runExplain},
 	"history":       {"export a workflow history as JSON (history export ID > FILE.json)", runHistory},
 	"replay":        {"replay a history (FILE.json or --workflow-id ID) against this code", runReplay},
+	"serve":         {"an OpenAI-compatible endpoint: POST /v1/chat/completions, GET /v1/models (--listen 127.0.0.1:8080)", runServe},
 	"session":       {"show or change a session: status, model, reset, patch, compact", runSession},
 	"simulate":      {"run a scenario file through the real workflow (--check compares with its expect)", runSimulate},
 	"reply":         {"start a reply and print the answer (and any failover notice)", runReply},

@@ -129,6 +129,14 @@ func (r *reply) applySwitch(ctx workflow.Context, current int) (int, error) {
 	return jump, nil
 }
 
+// authAgent is whose credentials and usage stats this reply uses.
+func (r *reply) authAgent() string {
+	if r.state.AuthAgent != "" {
+		return r.state.AuthAgent
+	}
+	return r.req.Agent
+}
+
 func (r *reply) storeCtx(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
@@ -365,7 +373,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 	for retries := 0; ; retries++ {
 		var out policy.AttemptOutcome
 		err := workflow.ExecuteActivity(actx, AttemptActivity, policy.AttemptRequest{
-			Agent: r.req.Agent, Provider: cand.Provider, Model: cand.Model, Profile: profile, Message: r.req.Message,
+			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile, Message: r.req.Message, Messages: r.req.Messages,
 			Now: workflow.Now(ctx), FirstTokenTimeout: r.state.FirstTokenTimeout, IdleTimeout: r.state.IdleTimeout,
 		}).Get(ctx, &out)
 		var timeoutErr *temporal.TimeoutError
@@ -401,7 +409,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 func (r *reply) record(ctx workflow.Context, cand policy.Candidate, profile string, out policy.AttemptOutcome, now time.Time) error {
 	var stats policy.ProfileStats
 	err := workflow.ExecuteActivity(r.storeCtx(ctx), RecordOutcomeActivity, policy.OutcomeRecord{
-		Agent: r.req.Agent, Profile: profile, Provider: cand.Provider, Model: cand.Model,
+		Agent: r.authAgent(), Profile: profile, Provider: cand.Provider, Model: cand.Model,
 		OK: out.OK, Reason: out.Reason, Hint: out.Hint, At: now,
 	}).Get(ctx, &stats)
 	if err != nil {
@@ -417,7 +425,7 @@ func (r *reply) record(ctx workflow.Context, cand policy.Candidate, profile stri
 
 func (r *reply) claimProbe(ctx workflow.Context, provider string, now time.Time) (bool, error) {
 	var claimed bool
-	err := workflow.ExecuteActivity(r.storeCtx(ctx), ClaimProbeActivity, r.req.Agent, provider, now).Get(ctx, &claimed)
+	err := workflow.ExecuteActivity(r.storeCtx(ctx), ClaimProbeActivity, r.authAgent(), provider, now).Get(ctx, &claimed)
 	return claimed, err
 }
 
