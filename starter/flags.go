@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/logging"
 	"go.temporal.io/sdk/client"
@@ -48,8 +50,12 @@ func (t *temporalFlags) validate(set map[string]bool) error {
 // dial connects, retrying until ctx ends so that a command run right after the server starts
 // waits for it instead of failing.
 func (t *temporalFlags) dial(ctx context.Context) (client.Client, error) {
+	dc, err := codec.DataConverter(os.Getenv(codec.EnvKey))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", codec.EnvKey, err)
+	}
 	for {
-		c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logging.Discard})
+		c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logging.Discard, DataConverter: dc})
 		if err == nil {
 			return c, nil
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/internal/registry"
@@ -74,11 +75,17 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	defer st.Close()
 
 	identity := workerIdentity()
+	dc, err := codec.DataConverter(cfg.PayloadKey)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton-worker: BATON_PAYLOAD_KEY: %v\n", err)
+		return exitUsage
+	}
 	c, err := client.Dial(client.Options{
-		Identity:  identity,
-		HostPort:  cfg.Address,
-		Namespace: cfg.Namespace,
-		Logger:    logging.SDK(logger),
+		DataConverter: dc,
+		Identity:      identity,
+		HostPort:      cfg.Address,
+		Namespace:     cfg.Namespace,
+		Logger:        logging.SDK(logger),
 	})
 	if err != nil {
 		logger.Error("cannot connect to Temporal", zap.String("TEMPORAL_ADDRESS", cfg.Address),

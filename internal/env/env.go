@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/sethvargo/go-envconfig"
 )
@@ -38,7 +39,9 @@ type Worker struct {
 	SkipTTLMs       string `env:"BATON_FALLBACK_SKIP_TTL_MS"`
 	OpenClawSkipTTL string `env:"OPENCLAW_FALLBACK_SKIP_TTL_MS"`
 	FirstTokenMs    int    `env:"BATON_FIRST_TOKEN_TIMEOUT_MS, default=60000"`
-	IdleMs          int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
+	// PayloadKey encrypts workflow payloads (AES-256-GCM) when set.
+	PayloadKey string `env:"BATON_PAYLOAD_KEY"`
+	IdleMs     int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
 }
 
 // LoadTemporal reads the Temporal connection settings from l (the process environment if nil).
@@ -131,6 +134,11 @@ func (w Worker) Validate() error {
 	}
 	if w.IdleMs < 100 || w.IdleMs > 3600000 {
 		return fmt.Errorf("BATON_IDLE_TIMEOUT_MS: %d is not 100..3600000", w.IdleMs)
+	}
+	if w.PayloadKey != "" {
+		if _, err := codec.ParseKey(w.PayloadKey); err != nil {
+			return fmt.Errorf("BATON_PAYLOAD_KEY: %w", err) // never echo the key
+		}
 	}
 	if _, err := logging.New(w.LogLevel, "json"); err != nil {
 		return fmt.Errorf("LOG_LEVEL: %q is not one of %s", w.LogLevel, strings.Join(logging.Levels, ", "))

@@ -1,0 +1,60 @@
+package testsuite_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/codec"
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/testsuite/fakeprovider"
+	"github.com/batonhq/baton/workflows"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+)
+
+// With BATON_PAYLOAD_KEY, prompts and answers are unreadable in the server's history, and
+// readable again through the codec.
+func TestEncryptedPayloadsAreUnreadableInTheHistory(t *testing.T) {
+	dc, err := codec.DataConverter("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := testsuite.NewWorld(t, twoModelConfig, threeKeys, []fakeprovider.Rule{
+		{Respond: []fakeprovider.Response{{Text: "the confidential answer"}}},
+	})
+	plain := testsuite.Client(t)
+	encrypted, err := client.NewClientFromExisting(plain, client.Options{DataConverter: dc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer encrypted.Close()
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, encrypted, tq, w.Acts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := encrypted.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
+		policy.ReplyRequest{Agent: "main", Session: "enc", Message: "the confidential prompt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res policy.ReplyResult
+	if err := run.Get(ctx, &res); err != nil || res.Text != "the confidential answer" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	hist, err := testsuite.FetchHistory(ctx, plain, run.GetID(), run.GetRunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := temporalproto.CustomJSONMarshalOptions{}.Marshal(hist)
+	for _, s := range []string{"confidential", "openai:a", "gpt-5"} {
+		if strings.Contains(string(data), s) {
+			t.Errorf("the history shows %q", s)
+		}
+	}
+	if !strings.Contains(string(data), codec.EncodingEncrypted) && !strings.Contains(string(data), "YmluYXJ5L2VuY3J5cHRlZA") {
+		t.Error("no encrypted payload in the history")
+	}
+}
