@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/batonhq/baton/internal/metrics"
 	"github.com/batonhq/baton/store"
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
@@ -24,6 +25,8 @@ type Activities struct {
 	Limits Limits
 	// HTTPClient replaces the providers' default transport (tests).
 	HTTPClient *http.Client
+	// Metrics receives baton_attempts_total and baton_cooldown_seconds (nil: none).
+	Metrics *metrics.Registry
 }
 
 // Ping answers with the identity of the worker that ran it.

@@ -132,14 +132,17 @@ func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (po
 		if out.Error == "" {
 			out.Error = pe.BodyPreview
 		}
+		a.count(req, "failed", out.Reason)
 		a.logger().Info("attempt failed", zap.String("provider", req.Provider), zap.String("model", req.Model),
 			zap.String("profile", req.Profile), zap.String("reason", out.Reason.String()), zap.Int("status", out.Status))
 		return out, nil
 	case err != nil:
 		// Not the provider's answer (a missing base URL, an unsupported API): the chain goes on,
 		// the profile is not blamed.
+		a.count(req, "failed", policy.ReasonNone)
 		return policy.AttemptOutcome{Error: err.Error()}, nil
 	}
+	a.count(req, "succeeded", policy.ReasonNone)
 	if resp.Refreshed != nil {
 		cred.Access, cred.Refresh, cred.Expires = resp.Refreshed.Access, resp.Refreshed.Refresh, resp.Refreshed.Expires
 		if err := st.PutCredential(ctx, req.Agent, cred); err != nil {
@@ -164,6 +167,15 @@ func (a *Activities) RecordOutcome(ctx context.Context, r policy.OutcomeRecord) 
 	})
 	if err == nil && r.OK {
 		err = st.SetLastGood(ctx, r.Agent, r.Provider, r.Profile)
+	}
+	if err == nil && !r.OK && a.Metrics != nil {
+		until := stats.CooldownUntil
+		if stats.DisabledUntil.After(until) {
+			until = stats.DisabledUntil
+		}
+		if until.After(r.At) {
+			a.Metrics.Observe("baton_cooldown_seconds", map[string]string{"provider": r.Provider, "reason": string(r.Reason)}, until.Sub(r.At).Seconds())
+		}
 	}
 	return stats, err
 }
@@ -260,4 +272,12 @@ func messagesOf(req policy.AttemptRequest) []provider.Message {
 		out = append(out, provider.Message{Role: m.Role, Content: m.Content})
 	}
 	return out
+}
+
+func (a *Activities) count(req policy.AttemptRequest, result string, reason policy.Reason) {
+	if a.Metrics == nil {
+		return
+	}
+	a.Metrics.Add("baton_attempts_total", map[string]string{"provider": req.Provider, "model": req.Model, "result": result,
+		"reason": string(reason)}, 1)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/logging"
+	"github.com/batonhq/baton/internal/metrics"
 	"github.com/batonhq/baton/internal/registry"
 	"github.com/batonhq/baton/internal/schedules"
 	"github.com/batonhq/baton/store"
@@ -80,12 +81,22 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 		fmt.Fprintf(stderr, "baton-worker: BATON_PAYLOAD_KEY: %v\n", err)
 		return exitUsage
 	}
+	reg := metrics.New()
+	if cfg.MetricsListen != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsListen, reg, st, configSource, logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "baton-worker: BATON_METRICS_LISTEN %s: %v\n", cfg.MetricsListen, err)
+			return exitFailure
+		}
+		defer stopMetrics()
+	}
 	c, err := client.Dial(client.Options{
-		DataConverter: dc,
-		Identity:      identity,
-		HostPort:      cfg.Address,
-		Namespace:     cfg.Namespace,
-		Logger:        logging.SDK(logger),
+		MetricsHandler: reg.SDK(),
+		DataConverter:  dc,
+		Identity:       identity,
+		HostPort:       cfg.Address,
+		Namespace:      cfg.Namespace,
+		Logger:         logging.SDK(logger),
 	})
 	if err != nil {
 		logger.Error("cannot connect to Temporal", zap.String("TEMPORAL_ADDRESS", cfg.Address),
@@ -107,7 +118,7 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: stopTimeout})
 	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger, Store: st,
-		Config: configSource, Limits: limitsOf(cfg, logger)})
+		Config: configSource, Limits: limitsOf(cfg, logger), Metrics: reg})
 
 	logger.Info("baton-worker polling", zap.String("address", cfg.Address),
 		zap.String("namespace", cfg.Namespace), zap.String("taskQueue", cfg.TaskQueue))

@@ -59,7 +59,7 @@ type Status struct {
 // candidate, write the fallback to the session before trying it, attempt one profile at a time,
 // record each outcome, rotate or advance, roll back what a failed fallback wrote.
 func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyResult, error) {
-	r := &reply{req: req, transientUsed: map[string]bool{}}
+	r := &reply{req: req, transientUsed: map[string]bool{}, started: workflow.Now(ctx)}
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) {
 		st := r.status
 		st.Attempts = append([]policy.Attempt{}, r.attempts...)
@@ -88,6 +88,16 @@ type reply struct {
 	clearStale    bool            // a heartbeat found the auto override stale
 	status        Status
 	pending       *SwitchModel // a user's switch, applied once the in-flight attempt ends
+	started       time.Time
+}
+
+// observe records the reply's latency and outcome (the SDK's metrics handler is replay-safe).
+func (r *reply) observe(ctx workflow.Context, outcome string, usedFallback bool) {
+	m := workflow.GetMetricsHandler(ctx)
+	m.WithTags(map[string]string{"outcome": outcome}).Timer("baton_reply_latency").Record(workflow.Now(ctx).Sub(r.started))
+	if usedFallback {
+		m.Counter("baton_fallbacks_total").Inc(1)
+	}
 }
 
 func validateSwitch(_ workflow.Context, s SwitchModel) error {
@@ -496,6 +506,7 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 	if usedFallback {
 		reason = string(policy.LastReason(r.attempts))
 	}
+	r.observe(ctx, "completed", usedFallback)
 	_ = workflow.UpsertTypedSearchAttributes(ctx, saFinalModel.ValueSet(cand.String()), saFailoverReason.ValueSet(reason),
 		saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(usedFallback))
 	return policy.ReplyResult{Text: out.Text, Input: out.Input, Output: out.Output,
@@ -530,6 +541,7 @@ func (r *reply) exhaustion(ctx workflow.Context) policy.Exhaustion {
 
 // fail ends the reply with the exhaustion as a non-retryable FallbackSummaryError.
 func (r *reply) fail(ctx workflow.Context, e policy.Exhaustion) error {
+	r.observe(ctx, "failed", false)
 	_ = workflow.UpsertTypedSearchAttributes(ctx, saFailoverReason.ValueSet(string(e.Reason)),
 		saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(false))
 	return temporal.NewNonRetryableApplicationError(e.Message, policy.ErrFallbackSummary, nil, e)

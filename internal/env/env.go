@@ -39,6 +39,8 @@ type Worker struct {
 	SkipTTLMs       string `env:"BATON_FALLBACK_SKIP_TTL_MS"`
 	OpenClawSkipTTL string `env:"OPENCLAW_FALLBACK_SKIP_TTL_MS"`
 	FirstTokenMs    int    `env:"BATON_FIRST_TOKEN_TIMEOUT_MS, default=60000"`
+	// MetricsListen serves Prometheus metrics on host:port when set.
+	MetricsListen string `env:"BATON_METRICS_LISTEN"`
 	// PayloadKey encrypts workflow payloads (AES-256-GCM) when set.
 	PayloadKey string `env:"BATON_PAYLOAD_KEY"`
 	IdleMs     int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
@@ -134,6 +136,11 @@ func (w Worker) Validate() error {
 	}
 	if w.IdleMs < 100 || w.IdleMs > 3600000 {
 		return fmt.Errorf("BATON_IDLE_TIMEOUT_MS: %d is not 100..3600000", w.IdleMs)
+	}
+	if w.MetricsListen != "" {
+		if err := ValidateAddress(w.MetricsListen); err != nil {
+			return fmt.Errorf("BATON_METRICS_LISTEN: %w", err)
+		}
 	}
 	if w.PayloadKey != "" {
 		if _, err := codec.ParseKey(w.PayloadKey); err != nil {
