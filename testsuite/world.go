@@ -2,8 +2,13 @@ package testsuite
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/policy"
@@ -27,6 +32,12 @@ type World struct {
 // NewWorld builds a World from an OpenClaw-shaped config, stored credentials and provider rules.
 func NewWorld(t testing.TB, configSrc string, creds []store.Credential, rules []fakeprovider.Rule) *World {
 	t.Helper()
+	return NewWorldOn(t, "sqlite://"+filepath.Join(t.TempDir(), "baton.db"), configSrc, creds, rules)
+}
+
+// NewWorldOn is NewWorld on the store at storeURL (a fresh one).
+func NewWorldOn(t testing.TB, storeURL, configSrc string, creds []store.Credential, rules []fakeprovider.Rule) *World {
+	t.Helper()
 	cfg, err := policy.ParseConfig([]byte(configSrc))
 	if err != nil {
 		t.Fatalf("config: %v", err)
@@ -42,7 +53,6 @@ func NewWorld(t testing.TB, configSrc string, creds []store.Credential, rules []
 	t.Cleanup(func() { fake.Close() })
 	PointAtFake(cfg, fake, creds)
 
-	storeURL := "sqlite://" + filepath.Join(t.TempDir(), "baton.db")
 	st, err := store.Open(context.Background(), storeURL, store.Options{
 		LookupEnv: func(string) (string, bool) { return "", false },
 	})
@@ -93,4 +103,40 @@ func PointAtFake(cfg *policy.Config, fake *fakeprovider.Server, creds []store.Cr
 		}
 		cfg.Providers[p] = policy.ProviderConfig{ID: p, BaseURL: fake.BaseURL(p, anthropic), API: api}
 	}
+}
+
+// PostgresEnv names the PostgreSQL database tests use; `make test` sets it.
+const PostgresEnv = "BATON_TEST_POSTGRES"
+
+// FreshPostgres returns a URL of an empty schema in the test PostgreSQL, dropped when the test
+// ends. In CI a missing PostgreSQL fails the test; elsewhere it is skipped, saying why.
+func FreshPostgres(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set: `make test` starts PostgreSQL through scripts/test-postgres.sh", PostgresEnv)
+		}
+		t.Skipf("%s not set: the PostgreSQL case runs under make test", PostgresEnv)
+	}
+	schema := fmt.Sprintf("w_%d", time.Now().UnixNano())
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("creating a schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if db, err := sql.Open("pgx", base); err == nil {
+			_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
+			db.Close()
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
 }
