@@ -1,0 +1,81 @@
+package testsuite_test
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/logging"
+	"github.com/batonhq/baton/internal/registry"
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/testsuite/fakeprovider"
+	"github.com/batonhq/baton/workflows"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+)
+
+// The Temporal server restarts (on its database file) while a reply waits on a slow provider:
+// the worker reconnects and the reply completes.
+func TestAReplySurvivesAServerRestart(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostPort := l.Addr().String()
+	l.Close()
+	db := filepath.Join(t.TempDir(), "temporal.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, err := testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := testsuite.NewWorld(t, twoModelConfig, threeKeys, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{DelayMs: 4000, Text: "slow but sure"}}},
+	})
+	// A client of its own, which outlives the first server process.
+	c, err := client.Dial(client.Options{HostPort: hostPort, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tq := testsuite.TaskQueue(t)
+	wk := worker.New(c, tq, worker.Options{})
+	registry.Register(wk, w.Acts)
+	if err := wk.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer wk.Stop()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
+		policy.ReplyRequest{Agent: "main", Session: "restart", Message: "hi", NoJitter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(w.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no provider call")
+		}
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatalf("stopping the server: %v", err)
+	}
+	srv, err = testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	var res policy.ReplyResult
+	if err := c.GetWorkflow(ctx, run.GetID(), run.GetRunID()).Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "slow but sure" {
+		t.Errorf("result %+v", res)
+	}
+	t.Logf("provider calls: %d", len(w.Fake.Calls()))
+}
+
+func discardLogger() log.Logger { return logging.Discard }
