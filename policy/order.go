@@ -1,6 +1,9 @@
 package policy
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Credential types of stored profiles.
 const (
@@ -96,7 +99,7 @@ func OrderProfiles(in OrderInput) []OrderedProfile {
 	}
 	var idx []int // indexes into in.Profiles, in base order
 	addID := func(id string) {
-		if i, ok := lookup(id); ok && eligible(i) && !containsInt(idx, i) {
+		if i, ok := lookup(id); ok && eligible(i) && !slices.Contains(idx, i) {
 			idx = append(idx, i)
 		}
 	}
@@ -178,15 +181,6 @@ func OrderProfiles(in OrderInput) []OrderedProfile {
 		}
 	}
 	return out
-}
-
-func containsInt(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func describe(p *StoredProfile, provider, model string, now time.Time) OrderedProfile {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -268,13 +270,13 @@ func (li *LegacyImport) Describe() []string {
 		for _, c := range a.Credentials {
 			lines = append(lines, fmt.Sprintf("agent %s: profile %s (%s)", id, c.ID, c.Type))
 		}
-		for _, p := range sortedKeys(a.Order) {
+		for _, p := range slices.Sorted(maps.Keys(a.Order)) {
 			lines = append(lines, fmt.Sprintf("agent %s: order %s = %s", id, p, strings.Join(a.Order[p], ", ")))
 		}
-		for _, p := range sortedKeys(a.LastGood) {
+		for _, p := range slices.Sorted(maps.Keys(a.LastGood)) {
 			lines = append(lines, fmt.Sprintf("agent %s: lastGood %s = %s", id, p, a.LastGood[p]))
 		}
-		for _, pid := range sortedKeys(a.Stats) {
+		for _, pid := range slices.Sorted(maps.Keys(a.Stats)) {
 			lines = append(lines, fmt.Sprintf("agent %s: usage stats of %s", id, pid))
 		}
 		for _, s := range a.Skipped {
@@ -284,37 +286,28 @@ func (li *LegacyImport) Describe() []string {
 	return lines
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // ImportLegacy writes everything in li in one transaction: all of it or none. Running it again
 // writes the same rows again (idempotent).
 func (s *Store) ImportLegacy(ctx context.Context, li *LegacyImport) error {
 	return s.write(ctx, func(t *tx) error {
-		for _, agent := range sortedKeys(li.Agents) {
+		for _, agent := range slices.Sorted(maps.Keys(li.Agents)) {
 			a := li.Agents[agent]
 			for _, c := range a.Credentials {
 				if err := putCredential(ctx, t, agent, c); err != nil {
 					return fmt.Errorf("agent %s profile %s: %w", agent, c.ID, err)
 				}
 			}
-			for _, p := range sortedKeys(a.Order) {
+			for _, p := range slices.Sorted(maps.Keys(a.Order)) {
 				if err := setOrder(ctx, t, agent, p, a.Order[p]); err != nil {
 					return err
 				}
 			}
-			for _, p := range sortedKeys(a.LastGood) {
+			for _, p := range slices.Sorted(maps.Keys(a.LastGood)) {
 				if err := setLastGood(ctx, t, agent, p, a.LastGood[p]); err != nil {
 					return err
 				}
 			}
-			for _, id := range sortedKeys(a.Stats) {
+			for _, id := range slices.Sorted(maps.Keys(a.Stats)) {
 				data, err := json.Marshal(a.Stats[id])
 				if err != nil {
 					return err

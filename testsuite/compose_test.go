@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,7 +84,7 @@ func TestDockerComposeIsValid(t *testing.T) {
 	if !strings.HasPrefix(svc["temporal"].Image, "temporalio/server:") {
 		t.Errorf("temporal image %q", svc["temporal"].Image)
 	}
-	if !strings.HasPrefix(svc["temporal-ui"].Image, "temporalio/ui:") || !contains(svc["temporal-ui"].Ports, "8080:8080") {
+	if !strings.HasPrefix(svc["temporal-ui"].Image, "temporalio/ui:") || !slices.Contains(svc["temporal-ui"].Ports, "8080:8080") {
 		t.Errorf("temporal-ui: image %q ports %v", svc["temporal-ui"].Image, svc["temporal-ui"].Ports)
 	}
 	worker := svc["baton-worker"]
@@ -150,13 +151,4 @@ func readDotEnv(t *testing.T, path string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

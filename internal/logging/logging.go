@@ -4,6 +4,7 @@ package logging
 
 import (
 	"fmt"
+	"slices"
 
 	sdklog "go.temporal.io/sdk/log"
 	"go.uber.org/zap"
@@ -19,10 +20,10 @@ var (
 // New builds a logger writing to stderr. level is one of Levels, format one of Formats.
 func New(level, format string) (*zap.Logger, error) {
 	var lvl zapcore.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil || !oneOf(level, Levels) {
+	if err := lvl.UnmarshalText([]byte(level)); err != nil || !slices.Contains(Levels, level) {
 		return nil, fmt.Errorf("log level %q is not one of %v", level, Levels)
 	}
-	if !oneOf(format, Formats) {
+	if !slices.Contains(Formats, format) {
 		return nil, fmt.Errorf("log format %q is not one of %v", format, Formats)
 	}
 	cfg := zap.NewProductionConfig()
@@ -38,15 +39,6 @@ func New(level, format string) (*zap.Logger, error) {
 	cfg.OutputPaths = []string{"stderr"}
 	cfg.ErrorOutputPaths = []string{"stderr"}
 	return cfg.Build()
-}
-
-func oneOf(s string, list []string) bool {
-	for _, v := range list {
-		if s == v {
-			return true
-		}
-	}
-	return false
 }
 
 // SDK adapts a zap logger to the Temporal SDK's logger interface.

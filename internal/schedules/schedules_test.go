@@ -2,6 +2,7 @@ package schedules
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -88,25 +89,16 @@ func TestReconcileCreatesUpdatesAndDeletesOnlyWhatTheConfigManages(t *testing.T)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if contains(rep.Deleted, "baton-cron-"+job) || time.Now().After(deadline) {
+		if slices.Contains(rep.Deleted, "baton-cron-"+job) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	if !contains(rep.Deleted, "baton-cron-"+job) || contains(rep.Deleted, manual) {
+	if !slices.Contains(rep.Deleted, "baton-cron-"+job) || slices.Contains(rep.Deleted, manual) {
 		t.Errorf("deleted %v", rep.Deleted)
 	}
 	if _, err := c.ScheduleClient().GetHandle(ctx, manual).Describe(ctx); err != nil {
 		t.Errorf("the hand-made job went: %v", err)
 	}
 	_ = c.ScheduleClient().GetHandle(ctx, "baton-heartbeat-hb-"+suffix).Delete(ctx)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -127,7 +128,7 @@ func parseArgs(args []string) (*options, error) {
 		if ns == "" {
 			return nil, fmt.Errorf("--namespace: empty name")
 		}
-		if !contains(o.namespaces, ns) {
+		if !slices.Contains(o.namespaces, ns) {
 			o.namespaces = append(o.namespaces, ns)
 		}
 	}
@@ -171,13 +172,4 @@ func checkPort(flagName string, port int) error {
 		return fmt.Errorf("%s: %d is not a port (1-65535)", flagName, port)
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -7,10 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 
@@ -170,7 +171,7 @@ func (d *devServer) ensureSearchAttributes() error {
 		if _, err := op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 			Namespace: ns, SearchAttributes: missing,
 		}); err != nil {
-			return fmt.Errorf("adding search attributes %v to %s: %w", sortedKeys(missing), ns, err)
+			return fmt.Errorf("adding search attributes %v to %s: %w", slices.Sorted(maps.Keys(missing)), ns, err)
 		}
 	}
 	return nil
@@ -328,15 +329,6 @@ func randomSuffix() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func sortedKeys(m map[string]enumspb.IndexedValueType) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // forgetMembers clears the hosts a previous run registered in the file. They listened on other
