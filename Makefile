@@ -54,8 +54,13 @@ fuzz:
 # Speed and memory goals live in benchmarks: policy's decision pass (< 5 µs), classification of a
 # 429 body (< 20 µs), record-outcome transactions (≥ 2,000/s uncontended on SQLite), adapter
 # overhead per streamed chunk (< 5 µs). Figures and what limits them: BENCHMARKS.md.
-bench:
+# Then `baton bench` measures the whole thing against its goals on the dev server (a few
+# minutes): the table on the terminal, the figures in bench/results.json; it fails when a figure
+# misses its goal.
+bench: build
 	BATON_TEST_POSTGRES="$$(scripts/test-postgres.sh)" $(GO) test -run '^$$' -bench . -benchmem ./policy/... ./store/... ./provider/...
+	@mkdir -p bench
+	./bin/baton bench --json > bench/results.json
 
 demo: build
 	./scripts/demo.sh

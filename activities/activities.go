@@ -5,6 +5,7 @@ package activities
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/batonhq/baton/internal/metrics"
 	"github.com/batonhq/baton/store"
@@ -27,6 +28,15 @@ type Activities struct {
 	HTTPClient *http.Client
 	// Metrics receives baton_attempts_total and baton_cooldown_seconds (nil: none).
 	Metrics *metrics.Registry
+	// Now stamps what an attempt records itself (time.Now when nil; simulate's scenario clock).
+	Now func() time.Time
+}
+
+func (a *Activities) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
 }
 
 // Ping answers with the identity of the worker that ran it.

@@ -101,6 +101,33 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 // heartbeat timeout too, and returns a classified outcome: a failure is data, not an error, so the
 // history keeps the reason every decision was made on.
 func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (policy.AttemptOutcome, error) {
+	out, err := a.attempt(ctx, req)
+	if err != nil || !req.Record || policy.WillRetry(out, req.Retries, req.RetryMaxWait) {
+		return out, err
+	}
+	// The final outcome of this route: record it here, where the answer is, instead of in a step
+	// of its own. A store failure leaves the recording to the reply, and loses no answer.
+	at := a.now()
+	stats, err := a.RecordOutcome(ctx, policy.OutcomeRecord{Agent: req.Agent, Profile: req.Profile, Provider: req.Provider,
+		Model: req.Model, OK: out.OK, Reason: out.Reason, Hint: out.Hint, At: at})
+	if err != nil {
+		a.logger().Warn("recording the outcome failed; the reply records it", zap.String("profile", req.Profile), zap.Error(err))
+		return out, nil
+	}
+	out.Recorded = &stats
+	if out.OK && req.OnSuccess != nil {
+		end := *req.OnSuccess
+		end.At = at
+		if err := a.EndTurn(ctx, end); err != nil {
+			a.logger().Warn("ending the turn failed; the reply ends it", zap.String("session", end.Session), zap.Error(err))
+			return out, nil
+		}
+		out.TurnEnded = true
+	}
+	return out, nil
+}
+
+func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (policy.AttemptOutcome, error) {
 	st, err := a.store()
 	if err != nil {
 		return policy.AttemptOutcome{}, err
@@ -113,13 +140,15 @@ func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (po
 		return policy.AttemptOutcome{}, err
 	}
 	pc := a.Config.Get().Providers[req.Provider]
-	chunks := 0
+	var chunks atomic.Int64
+	stopBeat := heartbeat(ctx, &chunks)
+	defer stopBeat()
 	resp, err := provider.Complete(ctx, provider.Request{
 		Provider: req.Provider, Model: req.Model, API: pc.API, BaseURL: pc.BaseURL,
 		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
 		Messages:          messagesOf(req),
 		FirstTokenTimeout: req.FirstTokenTimeout, IdleTimeout: req.IdleTimeout,
-		OnChunk:  func() { chunks++; activity.RecordHeartbeat(ctx, chunks) },
+		OnChunk:  func() { chunks.Add(1) },
 		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
 		HTTPClient: a.HTTPClient,
 		Now:        func() time.Time { return req.Now },
@@ -261,6 +290,33 @@ func (a *Activities) EndTurn(ctx context.Context, e policy.TurnEnd) error {
 		return nil
 	})
 	return err
+}
+
+// heartbeat tells the server, every third of the heartbeat timeout, that this worker still
+// streams (the chunk count as progress), until stop. Off the stream's path: the SDK sends a
+// first heartbeat synchronously, which would delay the answer; a stalled stream is ended by the
+// provider's watchdog, a dead worker by the missing heartbeats.
+func heartbeat(ctx context.Context, chunks *atomic.Int64) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, chunks.Load())
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 func messagesOf(req policy.AttemptRequest) []provider.Message {

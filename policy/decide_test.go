@@ -147,6 +147,39 @@ func TestSameCandidateRetry(t *testing.T) {
 	}
 }
 
+// An attempt records its own outcome only when the reply will not call the same route again:
+// WillRetry must agree with SameCandidateRetry whatever the jitter.
+func TestWillRetry(t *testing.T) {
+	cases := []struct {
+		name    string
+		out     AttemptOutcome
+		retries int
+		maxWait time.Duration
+		want    bool
+	}{
+		{"an answer is final", AttemptOutcome{OK: true, Status: 200}, 0, 0, false},
+		{"a first 503 is retried", AttemptOutcome{Status: 503}, 0, 0, true},
+		{"a third 503 is final", AttemptOutcome{Status: 503}, 2, 0, false},
+		{"a 429 waiting beyond the cap is final", AttemptOutcome{Status: 429, Hint: RetryHint{After: time.Hour, HasAfter: true}}, 0, 0, false},
+		{"within a raised cap it is retried", AttemptOutcome{Status: 429, Hint: RetryHint{After: time.Hour, HasAfter: true}}, 0, 2 * time.Hour, true},
+		{"a reset before output is retried", AttemptOutcome{Net: "reset"}, 0, 0, true},
+		{"a cut stream is final", AttemptOutcome{Status: 200, StreamFault: "cut"}, 0, 0, false},
+		{"a 401 is final", AttemptOutcome{Status: 401, Reason: ReasonAuth}, 0, 0, false},
+	}
+	for _, c := range cases {
+		if got := WillRetry(c.out, c.retries, c.maxWait); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+		for _, jitter := range []float64{0, 0.5, 1} {
+			retry, _ := SameCandidateRetry(RetryState{Status: c.out.Status, Net: NetErrorKind(c.out.Net), StreamFault: c.out.StreamFault != "",
+				Hint: c.out.Hint, RetriesSoFar: c.retries, MaxWait: c.maxWait, Jitter: jitter})
+			if !c.out.OK && retry != c.want {
+				t.Errorf("%s: SameCandidateRetry says %v with jitter %v", c.name, retry, jitter)
+			}
+		}
+	}
+}
+
 func TestParseSkipTTL(t *testing.T) {
 	cases := []struct {
 		raw     string

@@ -63,6 +63,25 @@ type AttemptRequest struct {
 	Now               time.Time     `json:"now"`
 	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
 	IdleTimeout       time.Duration `json:"idleTimeout"`
+	// Record makes the attempt apply its final outcome to the profile's usage stats itself, and
+	// on success end the turn with OnSuccess, so that the reply spends no history events on
+	// them. An outcome the reply will retry in place (WillRetry) is not recorded: only the last
+	// failure of a route counts against the profile.
+	Record       bool          `json:"record,omitempty"`
+	Retries      int           `json:"retries,omitempty"`      // same-candidate retries before this call
+	RetryMaxWait time.Duration `json:"retryMaxWait,omitempty"` // the reply's retry budget
+	OnSuccess    *TurnEnd      `json:"onSuccess,omitempty"`
+}
+
+// WillRetry reports whether a reply calls the same route again after this outcome (the
+// retry half of SameCandidateRetry, which does not depend on jitter).
+func WillRetry(out AttemptOutcome, retriesSoFar int, maxWait time.Duration) bool {
+	if out.OK {
+		return false
+	}
+	retry, _ := SameCandidateRetry(RetryState{Status: out.Status, Net: NetErrorKind(out.Net), StreamFault: out.StreamFault != "",
+		Hint: out.Hint, RetriesSoFar: retriesSoFar, MaxWait: maxWait})
+	return retry
 }
 
 // AttemptOutcome is what one call did, classified where it happened so that the history keeps
@@ -83,6 +102,12 @@ type AttemptOutcome struct {
 	// StreamFault: the stream had started; such failures are not retried on the same route.
 	StreamFault string `json:"streamFault,omitempty"`
 	Net         string `json:"net,omitempty"`
+
+	// Recorded is the profile's usage stats after the attempt recorded its outcome (Record);
+	// nil when it did not, and the reply records it.
+	Recorded *ProfileStats `json:"recorded,omitempty"`
+	// TurnEnded: the attempt wrote OnSuccess.
+	TurnEnded bool `json:"turnEnded,omitempty"`
 }
 
 // OutcomeRecord applies one attempt's outcome to its profile's usage stats.

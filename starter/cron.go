@@ -103,7 +103,7 @@ func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 			return exitUsage
 		}
 		action = &client.ScheduleWorkflowAction{ID: "cron-" + fs.Arg(0), Workflow: workflows.ReplyWorkflowName, Args: []any{req},
-			TaskQueue: tf.TaskQueue, WorkflowExecutionTimeout: 24 * time.Hour}
+			TaskQueue: tf.TaskQueue, WorkflowExecutionTimeout: 24 * time.Hour, TypedSearchAttributes: workflows.ReplySearchAttributes(req.Agent, req.Session)}
 	case "backfill":
 		var err error
 		if start, err = time.Parse(time.RFC3339, from); err != nil {

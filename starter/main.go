@@ -24,6 +24,7 @@ type command struct {
 }
 
 var commands = map[string]command{
+	"bench":         {"measure baton end to end against its goals (make bench) [--json]", runBench},
 	"auth":          {"auth profiles: list, add, order set, clear-cooldown, test", runAuth},
 	"doctor":        {"import OpenClaw's legacy auth files (--state-dir DIR [--fix])", runDoctor},
 	"classify":      {"classify provider errors: JSON lines on stdin, one {\"reason\"} per line out", runClassify},

@@ -67,7 +67,7 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		if *session != "" {
 			id = fmt.Sprintf("reply-%s-%s-%d", *agent, *session, time.Now().UnixNano())
 		}
-		run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: tf.TaskQueue}, workflows.ReplyWorkflowName, req)
+		run, err = c.ExecuteWorkflow(ctx, workflows.ReplyStartOptions(id, tf.TaskQueue, req.Agent, req.Session), workflows.ReplyWorkflowName, req)
 		if err != nil {
 			fmt.Fprintf(errOut, "baton reply: starting the reply: %v\n", err)
 			return exitFailure

@@ -302,7 +302,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()
-	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("serve-%d", time.Now().UnixNano()), TaskQueue: s.taskQueue},
+	run, err := s.client.ExecuteWorkflow(ctx, workflows.ReplyStartOptions(fmt.Sprintf("serve-%d", time.Now().UnixNano()), s.taskQueue, req.Agent, req.Session),
 		workflows.ReplyWorkflowName, req)
 	if err != nil {
 		writeError(w, &apiError{status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error"})

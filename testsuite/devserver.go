@@ -77,13 +77,21 @@ type ServerOptions struct {
 	// UI starts the Web UI on UIPort (default: port + 1000).
 	UI     bool
 	UIPort string
+	// Path of the server binary; DevServerPath() when empty.
+	Path string
+	// Args are extra flags for the server (--dynamic-config-value KEY=VALUE, …).
+	Args []string
 }
 
 // StartServer starts bin/temporal-dev through the SDK's StartDevServer and waits until it serves.
 func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
-	path, err := DevServerPath()
-	if err != nil {
-		return nil, err
+	path := opts.Path
+	if path == "" {
+		p, err := DevServerPath()
+		if err != nil {
+			return nil, err
+		}
+		path = p
 	}
 	logFile, err := os.CreateTemp("", "temporal-dev-*.log")
 	if err != nil {
@@ -97,6 +105,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		EnableUI:      opts.UI,
 		UIPort:        opts.UIPort,
 		LogLevel:      "warn",
+		ExtraArgs:     opts.Args,
 		Stdout:        logFile,
 		Stderr:        logFile,
 	})

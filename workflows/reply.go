@@ -28,6 +28,11 @@ const (
 	StatusQuery = "status"
 	// SwitchModelUpdate is a user's /model during a running reply.
 	SwitchModelUpdate = "switchModel"
+
+	// leanHistoryChange guards the lean history: store steps as local activities, the outcome
+	// recorded (and the turn ended) by the attempt itself, search attributes given at start and
+	// upserted only when a reply fails over. Replies started before keep their activities.
+	leanHistoryChange = "lean-history"
 )
 
 // SwitchModel is the switchModel update's argument.
@@ -60,6 +65,7 @@ type Status struct {
 // record each outcome, rotate or advance, roll back what a failed fallback wrote.
 func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyResult, error) {
 	r := &reply{req: req, transientUsed: map[string]bool{}, started: workflow.Now(ctx)}
+	r.lean = workflow.GetVersion(ctx, leanHistoryChange, workflow.DefaultVersion, 1) == 1
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) {
 		st := r.status
 		st.Attempts = append([]policy.Attempt{}, r.attempts...)
@@ -89,6 +95,7 @@ type reply struct {
 	status        Status
 	pending       *SwitchModel // a user's switch, applied once the in-flight attempt ends
 	started       time.Time
+	lean          bool // leanHistoryChange
 }
 
 // observe records the reply's latency and outcome (the SDK's metrics handler is replay-safe).
@@ -147,12 +154,16 @@ func (r *reply) authAgent() string {
 	return r.req.Agent
 }
 
-func (r *reply) storeCtx(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 5,
-			NonRetryableErrorTypes: []string{"NoStore"}},
-	})
+// storeWork runs one store step: a local activity in a lean reply (one marker event, no round
+// trip through the server), an activity in a reply started before the lean history.
+func (r *reply) storeWork(ctx workflow.Context, result any, name string, args ...any) error {
+	retry := &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"NoStore"}}
+	if r.lean {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{ScheduleToCloseTimeout: time.Minute, RetryPolicy: retry})
+		return workflow.ExecuteLocalActivity(lctx, name, args...).Get(ctx, result)
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, RetryPolicy: retry})
+	return workflow.ExecuteActivity(actx, name, args...).Get(ctx, result)
 }
 
 func (r *reply) setup(ctx workflow.Context) error {
@@ -204,7 +215,10 @@ func (r *reply) setup(ctx workflow.Context) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "BadRequest", nil)
 	}
 	r.chain = chain
-	_ = workflow.UpsertTypedSearchAttributes(ctx, saAgent.ValueSet(r.req.Agent), saSession.ValueSet(r.req.Session))
+	// Starters give these at start (ReplyStartOptions); a reply started without them sets them.
+	if _, given := workflow.GetTypedSearchAttributes(ctx).GetKeyword(saAgent); !r.lean || !given {
+		_ = workflow.UpsertTypedSearchAttributes(ctx, saAgent.ValueSet(r.req.Agent), saSession.ValueSet(r.req.Session))
+	}
 	return nil
 }
 
@@ -312,12 +326,18 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 	for profile != "" {
 		tried[profile] = true
 		r.status.Candidate, r.status.Profile = cand.String(), profile
-		out, retries, err := r.call(ctx, cand, profile)
+		var onSuccess *policy.TurnEnd
+		if r.lean {
+			onSuccess, _ = r.turnEnd(cand, profile, r.attempts)
+		}
+		out, retries, err := r.call(ctx, cand, profile, onSuccess)
 		if err != nil {
 			return policy.ReplyResult{}, true, err
 		}
 		now := workflow.Now(ctx)
-		if err := r.record(ctx, cand, profile, out, now); err != nil {
+		if out.Recorded != nil {
+			r.applyStats(profile, *out.Recorded)
+		} else if err := r.record(ctx, cand, profile, out, now); err != nil {
 			return policy.ReplyResult{}, true, err
 		}
 		p, rt := probe, retries
@@ -334,10 +354,11 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 		if probe && d.TransientProbe && !policy.KeepsTransientSlot(out.Reason) {
 			r.transientUsed[cand.Provider] = true
 		}
+		// A lean reply postdates the skip cache: it asks no version of it.
 		if policy.MarksSkipCache(i, out.Reason, r.req.Session) && r.state.SkipTTL > 0 &&
-			workflow.GetVersion(ctx, "skip-cache", workflow.DefaultVersion, 1) == 1 {
+			(r.lean || workflow.GetVersion(ctx, "skip-cache", workflow.DefaultVersion, 1) == 1) {
 			mark := policy.SkipMark{Model: cand.String(), Profile: profile, Reason: out.Reason, Until: now.Add(r.state.SkipTTL)}
-			if err := workflow.ExecuteActivity(r.storeCtx(ctx), MarkSkipActivity, policy.SkipMarkRequest{Session: r.req.Session, Mark: mark, At: now}).Get(ctx, nil); err != nil {
+			if err := r.storeWork(ctx, nil, MarkSkipActivity, policy.SkipMarkRequest{Session: r.req.Session, Mark: mark, At: now}); err != nil {
 				return policy.ReplyResult{}, true, err
 			}
 		}
@@ -373,7 +394,7 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 
 // call makes one attempt, with the same-candidate retries that stand in for SDK retries:
 // durable timers between them, only the last failure counts against the profile.
-func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string) (policy.AttemptOutcome, int, error) {
+func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string, onSuccess *policy.TurnEnd) (policy.AttemptOutcome, int, error) {
 	heartbeat := max(r.state.FirstTokenTimeout, r.state.IdleTimeout) + 15*time.Second
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Minute,
@@ -385,6 +406,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		err := workflow.ExecuteActivity(actx, AttemptActivity, policy.AttemptRequest{
 			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile, Message: r.req.Message, Messages: r.req.Messages,
 			Now: workflow.Now(ctx), FirstTokenTimeout: r.state.FirstTokenTimeout, IdleTimeout: r.state.IdleTimeout,
+			Record: r.lean, Retries: retries, RetryMaxWait: r.state.RetryMaxWait, OnSuccess: onSuccess,
 		}).Get(ctx, &out)
 		var timeoutErr *temporal.TimeoutError
 		switch {
@@ -396,6 +418,9 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		}
 		if out.OK || r.pending != nil {
 			return out, retries, nil // a user's switch waits for no more retries
+		}
+		if r.lean && !policy.WillRetry(out, retries, r.state.RetryMaxWait) {
+			return out, retries, nil // no jitter is drawn (nor recorded) for a retry not made
 		}
 		jitter := 0.0
 		if !r.req.NoJitter {
@@ -418,41 +443,46 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 
 func (r *reply) record(ctx workflow.Context, cand policy.Candidate, profile string, out policy.AttemptOutcome, now time.Time) error {
 	var stats policy.ProfileStats
-	err := workflow.ExecuteActivity(r.storeCtx(ctx), RecordOutcomeActivity, policy.OutcomeRecord{
+	err := r.storeWork(ctx, &stats, RecordOutcomeActivity, policy.OutcomeRecord{
 		Agent: r.authAgent(), Profile: profile, Provider: cand.Provider, Model: cand.Model,
 		OK: out.OK, Reason: out.Reason, Hint: out.Hint, At: now,
-	}).Get(ctx, &stats)
+	})
 	if err != nil {
 		return err
 	}
+	r.applyStats(profile, stats)
+	return nil
+}
+
+// applyStats keeps the reply's view of a profile's usage stats as recorded.
+func (r *reply) applyStats(profile string, stats policy.ProfileStats) {
 	for k := range r.state.Profiles {
 		if r.state.Profiles[k].ID == profile {
 			r.state.Profiles[k].Stats = stats
 		}
 	}
-	return nil
 }
 
 func (r *reply) claimProbe(ctx workflow.Context, provider string, now time.Time) (bool, error) {
 	var claimed bool
-	err := workflow.ExecuteActivity(r.storeCtx(ctx), ClaimProbeActivity, r.authAgent(), provider, now).Get(ctx, &claimed)
+	err := r.storeWork(ctx, &claimed, ClaimProbeActivity, r.authAgent(), provider, now)
 	return claimed, err
 }
 
 func (r *reply) writeFallback(ctx workflow.Context, expected, next policy.SessionModel, now time.Time) (bool, error) {
 	var ok bool
-	err := workflow.ExecuteActivity(r.storeCtx(ctx), WriteFallbackActivity, policy.SessionWrite{
+	err := r.storeWork(ctx, &ok, WriteFallbackActivity, policy.SessionWrite{
 		Session: r.req.Session, Agent: r.req.Agent, Expected: expected, Next: next, At: now,
-	}).Get(ctx, &ok)
+	})
 	return ok, err
 }
 
 // rollback restores what this reply's fallback wrote; a failure to roll back is logged, not fatal.
 func (r *reply) rollback(ctx workflow.Context, before policy.SessionModel) {
 	written := r.session
-	err := workflow.ExecuteActivity(r.storeCtx(ctx), RollbackFallbackActivity, policy.SessionRollback{
+	err := r.storeWork(ctx, nil, RollbackFallbackActivity, policy.SessionRollback{
 		Session: r.req.Session, Before: before, Written: written, At: workflow.Now(ctx),
-	}).Get(ctx, nil)
+	})
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("fallback rollback failed", "session", r.req.Session, "error", err)
 		return
@@ -470,34 +500,10 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 	}
 	r.log(ctx, policy.DecisionSucceeded, i, r.attempts[len(r.attempts)-1], 0, previous)
 
-	// Notices: a session reply compares with and keeps its notice state; a heartbeat compares
-	// but keeps none; a cron job compares with none.
-	prev := r.state.Notice
-	if r.req.Cron != nil || r.req.Session == "" {
-		prev = policy.NoticeState{}
-	}
-	notices, next := policy.Notices(prev, r.chain.Requested, cand.ModelRef, r.attempts)
-	if notices == nil {
-		notices = []string{}
-	}
-	now := workflow.Now(ctx)
-	if r.req.Session != "" && !r.req.Image {
-		end := policy.TurnEnd{Session: r.req.Session, Agent: r.req.Agent, Pin: true, Provider: cand.Provider, Profile: profile,
-			ClearAuto: r.clearStale, At: now}
-		if r.req.Cron == nil && r.req.Heartbeat == nil {
-			end.Notice = &next
-			if cand.ModelRef != r.chain.Requested {
-				end.FallbackReason = string(policy.LastReason(r.attempts))
-			}
-		}
-		if r.chain.Source == policy.SelectReprobe {
-			end.Reprobed = true
-			end.ClearAuto = end.ClearAuto || cand.ModelRef == r.chain.Requested
-		}
-		if r.chain.Source == policy.SelectAutoOverride && cand.ModelRef == r.chain.Requested {
-			end.ClearAuto = true // the chain settled back on the origin
-		}
-		if err := workflow.ExecuteActivity(r.storeCtx(ctx), EndTurnActivity, end).Get(ctx, nil); err != nil {
+	end, notices := r.turnEnd(cand, profile, r.attempts)
+	if end != nil && !out.TurnEnded {
+		end.At = workflow.Now(ctx)
+		if err := r.storeWork(ctx, nil, EndTurnActivity, *end); err != nil {
 			return policy.ReplyResult{}, err
 		}
 	}
@@ -507,11 +513,50 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 		reason = string(policy.LastReason(r.attempts))
 	}
 	r.observe(ctx, "completed", usedFallback)
-	_ = workflow.UpsertTypedSearchAttributes(ctx, saFinalModel.ValueSet(cand.String()), saFailoverReason.ValueSet(reason),
-		saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(usedFallback))
+	// A lean reply answered at its first try spends no event on attributes: they exist to find
+	// the replies that did not.
+	if !r.lean || usedFallback || len(r.attempts) > 1 {
+		_ = workflow.UpsertTypedSearchAttributes(ctx, saFinalModel.ValueSet(cand.String()), saFailoverReason.ValueSet(reason),
+			saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(usedFallback))
+	}
 	return policy.ReplyResult{Text: out.Text, Input: out.Input, Output: out.Output,
 		Served:   policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
 		Attempts: r.attempts, Notices: notices}, nil
+}
+
+// turnEnd is what a success of cand with profile writes on the session (nil: a reply that keeps
+// no session), and the notices it shows. It depends only on the failures in attempts, so a lean
+// reply computes it before the attempt and hands it over (AttemptRequest.OnSuccess).
+func (r *reply) turnEnd(cand policy.Candidate, profile string, attempts []policy.Attempt) (*policy.TurnEnd, []string) {
+	// Notices: a session reply compares with and keeps its notice state; a heartbeat compares
+	// but keeps none; a cron job compares with none.
+	prev := r.state.Notice
+	if r.req.Cron != nil || r.req.Session == "" {
+		prev = policy.NoticeState{}
+	}
+	notices, next := policy.Notices(prev, r.chain.Requested, cand.ModelRef, attempts)
+	if notices == nil {
+		notices = []string{}
+	}
+	if r.req.Session == "" || r.req.Image {
+		return nil, notices
+	}
+	end := &policy.TurnEnd{Session: r.req.Session, Agent: r.req.Agent, Pin: true, Provider: cand.Provider, Profile: profile,
+		ClearAuto: r.clearStale}
+	if r.req.Cron == nil && r.req.Heartbeat == nil {
+		end.Notice = &next
+		if cand.ModelRef != r.chain.Requested {
+			end.FallbackReason = string(policy.LastReason(attempts))
+		}
+	}
+	if r.chain.Source == policy.SelectReprobe {
+		end.Reprobed = true
+		end.ClearAuto = end.ClearAuto || cand.ModelRef == r.chain.Requested
+	}
+	if r.chain.Source == policy.SelectAutoOverride && cand.ModelRef == r.chain.Requested {
+		end.ClearAuto = true // the chain settled back on the origin
+	}
+	return end, notices
 }
 
 // stop ends the reply on a failure that must not fail over.

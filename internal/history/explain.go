@@ -113,6 +113,25 @@ func Explain(h *historypb.History) (*Timeline, error) {
 			case workflows.ClaimProbeActivity:
 				steps = append(steps, Step{At: at, Kind: "probe", Decision: "probe"})
 			}
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			// A lean reply's store steps are local activities: a marker each, without its input.
+			m := e.GetMarkerRecordedEventAttributes()
+			if m.GetMarkerName() != localActivityMarker {
+				continue
+			}
+			var data struct{ ActivityType string }
+			if decode(m.GetDetails()["data"], &data) != nil {
+				continue
+			}
+			switch data.ActivityType {
+			case workflows.WriteFallbackActivity:
+				// The model written is the candidate tried next (filled in below).
+				steps = append(steps, Step{At: at, Kind: "session", Decision: "write fallback"})
+			case workflows.RollbackFallbackActivity:
+				steps = append(steps, Step{At: at, Kind: "session", Decision: "roll back"})
+			case workflows.ClaimProbeActivity:
+				steps = append(steps, Step{At: at, Kind: "probe", Decision: "probe"})
+			}
 		case enumspb.EVENT_TYPE_TIMER_STARTED:
 			d := e.GetTimerStartedEventAttributes().GetStartToFireTimeout().AsDuration()
 			steps = append(steps, Step{At: at, Kind: "wait", Wait: d, Decision: "wait"})
@@ -134,12 +153,32 @@ func Explain(h *historypb.History) (*Timeline, error) {
 			}
 		}
 	}
+	fillWrittenModels(steps)
 	decideAttempts(steps)
 	tl.Steps = steps
 	if tl.Result == "" {
 		tl.Result = "running"
 	}
 	return tl, nil
+}
+
+// localActivityMarker names the SDK's marker of a local activity.
+const localActivityMarker = "LocalActivity"
+
+// fillWrittenModels names the model of each fallback write recorded without its input: the
+// candidate of the attempt that follows it.
+func fillWrittenModels(steps []Step) {
+	for i := range steps {
+		if steps[i].Decision != "write fallback" || steps[i].Model != "" {
+			continue
+		}
+		for _, n := range steps[i+1:] {
+			if n.Kind == "attempt" {
+				steps[i].Model = n.Model
+				break
+			}
+		}
+	}
 }
 
 // mergeSkips puts the skipped and switched candidates, which run no activity, in their place: the

@@ -108,7 +108,8 @@ func Reconcile(ctx context.Context, c client.Client, cfg *policy.Config, taskQue
 	for _, d := range FromConfig(cfg) {
 		want[d.ID] = true
 		action := &client.ScheduleWorkflowAction{ID: strings.TrimPrefix(d.ID, "baton-"), Workflow: workflows.ReplyWorkflowName,
-			Args: []any{d.Request}, TaskQueue: taskQueue, WorkflowExecutionTimeout: 24 * time.Hour}
+			Args: []any{d.Request}, TaskQueue: taskQueue, WorkflowExecutionTimeout: 24 * time.Hour,
+			TypedSearchAttributes: workflows.ReplySearchAttributes(d.Request.Agent, d.Request.Session)}
 		h := sc.GetHandle(ctx, d.ID)
 		_, err := h.Describe(ctx)
 		var notFound *serviceerror.NotFound

@@ -90,7 +90,8 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 		return nil, err
 	}
 
-	// The clock of the turn being played, read by the fake provider to stamp calls.
+	// The clock of the turn being played, read by the fake provider to stamp calls and by the
+	// activities to stamp what they record.
 	var clockMu sync.Mutex
 	var clock func() time.Time
 	fake := fakeprovider.New(sc.Provider, secrets)
@@ -133,7 +134,8 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 	if lim.SkipTTL, err = policy.ParseSkipTTL(skipRaw, skipSet); err != nil {
 		return nil, fmt.Errorf("env: skip TTL: %w", err)
 	}
-	acts := &activities.Activities{Identity: "simulate", Store: st, Config: src, Limits: lim}
+	// What an attempt records itself is stamped on the scenario clock, as the workflow's own steps are.
+	acts := &activities.Activities{Identity: "simulate", Store: st, Config: src, Limits: lim, Now: fake.Now}
 
 	out := &Output{Name: sc.Name}
 	now := sc.Start

@@ -20,6 +20,7 @@ type options struct {
 	uiPort           int
 	httpPort         int
 	metricsPort      int
+	pprofPort        int
 	headless         bool
 	dbFilename       string
 	namespaces       []string
@@ -72,6 +73,7 @@ func parseArgs(args []string) (*options, error) {
 	fs.IntVar(&o.uiPort, "ui-port", 0, "Web UI port (default: --port + 1000)")
 	fs.IntVar(&o.httpPort, "http-port", 0, "frontend HTTP API port (default: a free port)")
 	fs.IntVar(&o.metricsPort, "metrics-port", 0, "Prometheus metrics port (default: off)")
+	fs.IntVar(&o.pprofPort, "pprof-port", 0, "Go pprof port, for profiling the server (default: off)")
 	fs.BoolVar(&o.headless, "headless", false, "do not start the Web UI")
 	fs.StringVar(&o.dbFilename, "db-filename", "", "SQLite file to keep state in (default: in memory)")
 	fs.Var(&namespaces, "namespace", "namespace to create before start (repeatable; `default` is always created)")
@@ -103,7 +105,7 @@ func parseArgs(args []string) (*options, error) {
 	if err := checkPort("--ui-port", o.uiPort); err != nil {
 		return nil, err
 	}
-	for name, port := range map[string]int{"--http-port": o.httpPort, "--metrics-port": o.metricsPort} {
+	for name, port := range map[string]int{"--http-port": o.httpPort, "--metrics-port": o.metricsPort, "--pprof-port": o.pprofPort} {
 		if port != 0 {
 			if err := checkPort(name, port); err != nil {
 				return nil, err

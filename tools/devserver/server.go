@@ -189,7 +189,10 @@ func sqlConfig(opts *options) (*config.SQL, error) {
 	}
 	conf.DatabaseName = opts.dbFilename
 	conf.ConnectAttributes["mode"] = "rwc"
-	conf.ConnectAttributes["_journal_mode"] = "wal"
+	// Pragmas by their SQLite names (the plugin passes unknown keys as _pragma=KEY=VALUE): WAL
+	// with NORMAL sync survives a killed process without an fsync per transaction.
+	conf.ConnectAttributes["journal_mode"] = "wal"
+	conf.ConnectAttributes["synchronous"] = "NORMAL"
 	_, statErr := os.Stat(opts.dbFilename)
 	switch {
 	case errors.Is(statErr, os.ErrNotExist):
@@ -213,6 +216,7 @@ func sqlConfig(opts *options) (*config.SQL, error) {
 func serverConfig(opts *options, sqlConf *config.SQL) (*config.Config, error) {
 	conf := &config.Config{}
 	conf.Global.Membership = config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"}
+	conf.Global.PProf.Port = opts.pprofPort
 	if opts.metricsPort != 0 {
 		conf.Global.Metrics = &metrics.Config{Prometheus: &metrics.PrometheusConfig{
 			ListenAddress: net.JoinHostPort(opts.ip, strconv.Itoa(opts.metricsPort)),
@@ -280,6 +284,10 @@ func dynamicConfig(opts *options) dynamicconfig.StaticClient {
 		dynamicconfig.MakeKey("frontend.enableExecuteMultiOperation"):           true,
 		dynamicconfig.MakeKey("history.hostLevelCacheMaxSize"):                  8192,
 		dynamicconfig.MakeKey("frontend.namespaceRPS.visibility"):               100,
+		// A worker that schedules an activity it can run gets it in the same response, without a
+		// trip through matching (baton's Attempt after its first workflow task).
+		dynamicconfig.MakeKey("system.enableActivityEagerExecution"): true,
+		dynamicconfig.MakeKey("system.enableEagerWorkflowStart"):     true,
 	}
 	for k, v := range opts.dynamicConfig {
 		dc[dynamicconfig.MakeKey(k)] = v

@@ -1,0 +1,663 @@
+// Package bench measures baton end to end against its performance goals: a real Temporal dev
+// server (bin/temporal-dev), a real worker process (bin/baton-worker) and the fake provider at a
+// fixed latency, all on loopback. `baton bench` runs it and `make bench` calls that.
+//
+// Every figure is measured side by side in one run, so the ratios compare like with like: the
+// direct call and the reply hit the same fake provider on the same machine at the same time.
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/batonhq/baton/internal/history"
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/testsuite/fakeprovider"
+	"github.com/batonhq/baton/workflows"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+)
+
+// Options size a run. The zero value of a field takes the default the goals are stated for.
+type Options struct {
+	// ServerBin is bin/temporal-dev; WorkerBin is bin/baton-worker.
+	ServerBin, WorkerBin string
+	// Latency of every healthy answer of the fake provider (300 ms).
+	Latency time.Duration
+	// Samples of each sequential measurement (20).
+	Samples int
+	// InFlight replies started at once for throughput and p99 overhead (1,000).
+	InFlight int
+	// Outage is how long the primary is down while replies arrive every OutageEvery (60 s, 1 s).
+	Outage, OutageEvery time.Duration
+	// FirstTokenTimeout is the worker's BATON_FIRST_TOKEN_TIMEOUT_MS during the run (5 s).
+	FirstTokenTimeout time.Duration
+	// Progress receives a line per phase (nil: none).
+	Progress io.Writer
+}
+
+func (o *Options) defaults() {
+	if o.Latency <= 0 {
+		o.Latency = 300 * time.Millisecond
+	}
+	if o.Samples <= 0 {
+		o.Samples = 20
+	}
+	if o.InFlight <= 0 {
+		o.InFlight = 1000
+	}
+	if o.Outage <= 0 {
+		o.Outage = 60 * time.Second
+	}
+	if o.OutageEvery <= 0 {
+		o.OutageEvery = time.Second
+	}
+	if o.FirstTokenTimeout <= 0 {
+		o.FirstTokenTimeout = 5 * time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+}
+
+// Figure is one measured value with its goal.
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"`
+	// Goal and Cmp ("<=" or ">="): the figure passes when Value Cmp Goal.
+	Goal float64 `json:"goal"`
+	Cmp  string  `json:"cmp"`
+	Pass bool    `json:"pass"`
+	// How says what was measured.
+	How string `json:"how"`
+}
+
+// Results is bench/results.json.
+type Results struct {
+	At      time.Time `json:"at"`
+	Machine string    `json:"machine"`
+	Setup   Setup     `json:"setup"`
+	Figures []Figure  `json:"figures"`
+	// Raw holds the measurements the figures come from, in milliseconds unless named otherwise.
+	Raw map[string]float64 `json:"raw"`
+	// Events lists the history events of the measured happy and failover replies.
+	Events map[string][]string `json:"events"`
+}
+
+// Setup records what the run was sized with.
+type Setup struct {
+	LatencyMs           int64 `json:"latencyMs"`
+	Samples             int   `json:"samples"`
+	InFlight            int   `json:"inFlight"`
+	OutageSeconds       int64 `json:"outageSeconds"`
+	OutageEveryMs       int64 `json:"outageEveryMs"`
+	FirstTokenTimeoutMs int64 `json:"firstTokenTimeoutMs"`
+}
+
+// AllPass reports whether every figure met its goal.
+func (r *Results) AllPass() bool {
+	for _, f := range r.Figures {
+		if !f.Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// Figure returns the figure called name.
+func (r *Results) Figure(name string) (Figure, bool) {
+	for _, f := range r.Figures {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Figure{}, false
+}
+
+// The bench's world: one provider per role, so that one phase's cooldowns never touch another's.
+const (
+	taskQueue    = "baton-bench"
+	benchText    = "bench answer"
+	agentHappy   = "happy"
+	agentFail    = "failover"
+	agentOutage  = "outage"
+	agentSilent  = "silent"
+	profileHappy = "alpha:bench"
+	profileFail  = "beta:bench"  // answers 429 with a Retry-After beyond the retry budget
+	profileWin   = "gamma:bench" // every fallback
+	profileDown  = "delta:bench" // down for the whole outage
+	profileMute  = "eps:bench"   // never sends a token
+)
+
+const benchConfig = `{
+  agents: {
+    defaults: { model: { primary: "alpha/m" } },
+    list: [
+      { id: "happy",    model: { primary: "alpha/m" } },
+      { id: "failover", model: { primary: "beta/m",  fallbacks: ["gamma/m"] } },
+      { id: "outage",   model: { primary: "delta/m", fallbacks: ["gamma/m"] } },
+      { id: "silent",   model: { primary: "eps/m",   fallbacks: ["gamma/m"] } },
+    ],
+  },
+}`
+
+// Run measures every figure once and returns them with their goals.
+func Run(ctx context.Context, opts Options) (*Results, error) {
+	opts.defaults()
+	dir, err := os.MkdirTemp("", "baton-bench-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	b := &bench{opts: opts, dir: dir, raw: map[string]float64{}}
+	defer b.close()
+	if err := b.start(ctx); err != nil {
+		return nil, err
+	}
+	return b.run(ctx)
+}
+
+type bench struct {
+	opts   Options
+	dir    string
+	server *testsuite.Server
+	fake   *fakeprovider.Server
+	store  *store.Store
+	config *policy.Config
+	c      client.Client
+	worker *exec.Cmd
+	logf   *os.File
+	raw    map[string]float64
+	seq    int
+}
+
+func (b *bench) progress(format string, args ...any) {
+	fmt.Fprintf(b.opts.Progress, "bench: "+format+"\n", args...)
+}
+
+func (b *bench) start(ctx context.Context) error {
+	latency := int(b.opts.Latency / time.Millisecond)
+	ok := fakeprovider.Response{Text: benchText, Usage: &fakeprovider.Usage{Input: 12, Output: 3}, DelayMs: latency}
+	rules := []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "beta"}, Respond: []fakeprovider.Response{{Status: 429,
+			Headers: map[string]string{"retry-after": "3600"},
+			Body:    `{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}`}}},
+		{Match: fakeprovider.Match{Provider: "delta"}, Respond: []fakeprovider.Response{{Status: 503,
+			Body: `{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error"}}`}}},
+		{Match: fakeprovider.Match{Provider: "eps"}, Respond: []fakeprovider.Response{{DelayMs: int(time.Hour / time.Millisecond)}}},
+		{Match: fakeprovider.Match{}, Respond: []fakeprovider.Response{ok}},
+	}
+	creds := []store.Credential{}
+	secrets := map[string]string{}
+	for i, id := range []string{profileHappy, profileFail, profileWin, profileDown, profileMute} {
+		key := fmt.Sprintf("sk-bench-%d-%d", i, time.Now().UnixNano())
+		creds = append(creds, store.Credential{ID: id, Provider: policy.ProviderOfProfile(id), Type: "api_key", Key: key})
+		secrets[key] = id
+	}
+	b.fake = fakeprovider.New(rules, secrets)
+	if err := b.fake.Start("127.0.0.1:0"); err != nil {
+		return fmt.Errorf("fake provider: %w", err)
+	}
+	cfg, err := policy.ParseConfig([]byte(benchConfig))
+	if err != nil {
+		return err
+	}
+	testsuite.PointAtFake(cfg, b.fake, creds)
+	b.config = cfg
+	configPath := filepath.Join(b.dir, "baton.json5")
+	if err := os.WriteFile(configPath, []byte(configJSON(cfg)), 0o600); err != nil {
+		return err
+	}
+	storeURL := "sqlite://" + filepath.Join(b.dir, "baton.db")
+	if b.store, err = store.Open(ctx, storeURL, store.Options{}); err != nil {
+		return err
+	}
+	for _, c := range creds {
+		if err := b.store.PutCredential(ctx, "main", c); err != nil {
+			return err
+		}
+	}
+
+	b.progress("starting the dev server (%s)", b.opts.ServerBin)
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if b.server, err = testsuite.StartServer(sctx, testsuite.ServerOptions{Path: b.opts.ServerBin, Args: strings.Fields(os.Getenv("BATON_BENCH_SERVER_ARGS"))}); err != nil {
+		return err
+	}
+	b.c = b.server.Client()
+
+	if b.logf, err = os.Create(filepath.Join(b.dir, "worker.log")); err != nil {
+		return err
+	}
+	b.worker = exec.Command(b.opts.WorkerBin)
+	b.worker.Env = append(os.Environ(),
+		"TEMPORAL_ADDRESS="+b.server.HostPort(), "TEMPORAL_NAMESPACE=default", "BATON_TASK_QUEUE="+taskQueue,
+		"BATON_STORE="+storeURL, "BATON_CONFIG="+configPath, "LOG_LEVEL=warn",
+		"BATON_FIRST_TOKEN_TIMEOUT_MS="+strconv.FormatInt(b.opts.FirstTokenTimeout.Milliseconds(), 10),
+		"BATON_METRICS_LISTEN=", "BATON_PAYLOAD_KEY=")
+	b.worker.Stdout, b.worker.Stderr = b.logf, b.logf
+	b.progress("starting the worker (%s)", b.opts.WorkerBin)
+	if err := b.worker.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", b.opts.WorkerBin, err)
+	}
+	// Ready when it answers a ping.
+	pctx, pcancel := context.WithTimeout(ctx, time.Minute)
+	defer pcancel()
+	run, err := b.c.ExecuteWorkflow(pctx, client.StartWorkflowOptions{ID: "bench-ping", TaskQueue: taskQueue},
+		workflows.PingWorkflowName, workflows.PingInput{Message: "bench"})
+	if err == nil {
+		err = run.Get(pctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("the worker did not answer a ping: %w\n%s", err, tailFile(b.logf.Name(), 20))
+	}
+	return nil
+}
+
+func (b *bench) close() {
+	if b.worker != nil && b.worker.Process != nil {
+		_ = b.worker.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = b.worker.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(40 * time.Second):
+			_ = b.worker.Process.Kill()
+		}
+	}
+	if b.logf != nil {
+		b.logf.Close()
+	}
+	if b.server != nil {
+		_ = b.server.Stop()
+	}
+	if b.store != nil {
+		b.store.Close()
+	}
+	if b.fake != nil {
+		b.fake.Close()
+	}
+}
+
+func (b *bench) run(ctx context.Context) (*Results, error) {
+	o := b.opts
+	res := &Results{At: time.Now().UTC(), Machine: machine(), Raw: b.raw, Events: map[string][]string{}, Setup: Setup{
+		LatencyMs: o.Latency.Milliseconds(), Samples: o.Samples, InFlight: o.InFlight,
+		OutageSeconds: int64(o.Outage / time.Second), OutageEveryMs: o.OutageEvery.Milliseconds(),
+		FirstTokenTimeoutMs: o.FirstTokenTimeout.Milliseconds()}}
+
+	// Warm up both paths so that first-use costs (connections, caches) are not measured.
+	for range 3 {
+		if _, err := b.direct(ctx, "alpha", profileHappy); err != nil {
+			return nil, err
+		}
+		if _, _, err := b.reply(ctx, agentHappy, b.session("warm")); err != nil {
+			return nil, err
+		}
+	}
+
+	b.progress("happy path: %d direct calls and %d replies, interleaved", o.Samples, o.Samples)
+	var direct, happy []float64
+	var happyID string
+	for range o.Samples {
+		d, err := b.direct(ctx, "alpha", profileHappy)
+		if err != nil {
+			return nil, err
+		}
+		direct = append(direct, ms(d))
+		r, id, err := b.reply(ctx, agentHappy, b.session("happy"))
+		if err != nil {
+			return nil, err
+		}
+		happy, happyID = append(happy, ms(r.took)), id
+		if !r.servedBy(profileHappy) {
+			return nil, fmt.Errorf("a happy reply was served by %s", r.res.Served.Profile)
+		}
+	}
+	b.raw["direct_p50_ms"], b.raw["reply_happy_p50_ms"] = p(direct, 50), p(happy, 50)
+
+	b.progress("one failover: %d direct calls to the winner and %d replies whose primary answers 429", o.Samples, o.Samples)
+	var directWin, failover []float64
+	var failID string
+	var failAttempts int
+	for range o.Samples {
+		d, err := b.direct(ctx, "gamma", profileWin)
+		if err != nil {
+			return nil, err
+		}
+		directWin = append(directWin, ms(d))
+		// The primary's key must be usable again for the next sample to fail over once more.
+		if _, err := b.store.RecordOutcome(ctx, "main", profileFail, policy.ClearCooldown); err != nil {
+			return nil, err
+		}
+		r, id, err := b.reply(ctx, agentFail, b.session("failover"))
+		if err != nil {
+			return nil, err
+		}
+		if !r.servedBy(profileWin) || len(r.res.Attempts) != 2 {
+			return nil, fmt.Errorf("a failover reply was served by %s after %d attempts, want %s after 2",
+				r.res.Served.Profile, len(r.res.Attempts), profileWin)
+		}
+		failover, failID, failAttempts = append(failover, ms(r.took)), id, len(r.res.Attempts)
+	}
+	b.raw["direct_winner_p50_ms"], b.raw["reply_failover_p50_ms"] = p(directWin, 50), p(failover, 50)
+
+	happyTypes, err := b.events(ctx, happyID)
+	if err != nil {
+		return nil, err
+	}
+	failTypes, err := b.events(ctx, failID)
+	if err != nil {
+		return nil, err
+	}
+	res.Events["happy"], res.Events["failover"] = happyTypes, failTypes
+	happyEvents, failEvents := len(happyTypes), len(failTypes)
+	b.raw["events_failover"] = float64(failEvents)
+
+	b.progress("silent primary: the first token never comes (first-token timeout %v)", o.FirstTokenTimeout)
+	silent := 0.0
+	for range 2 {
+		r, _, err := b.reply(ctx, agentSilent, "")
+		if err != nil {
+			return nil, err
+		}
+		if !r.servedBy(profileWin) {
+			return nil, fmt.Errorf("a silent-primary reply was served by %s", r.res.Served.Profile)
+		}
+		silent = max(silent, r.took.Seconds())
+	}
+
+	b.progress("outage: the primary is down for %v while a reply arrives every %v", o.Outage, o.OutageEvery)
+	primaryCalls, err := b.outage(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	b.progress("throughput: %d replies in flight at once", o.InFlight)
+	rps, lat, err := b.throughput(ctx)
+	if err != nil {
+		return nil, err
+	}
+	directP50 := b.raw["direct_p50_ms"]
+	b.raw["inflight_p50_ms"], b.raw["inflight_p99_ms"] = p(lat, 50), p(lat, 99)
+
+	rss, err := peakRSS(b.worker.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+
+	ftt := o.FirstTokenTimeout.Seconds()
+	res.Figures = []Figure{
+		figure("happy_ratio", b.raw["reply_happy_p50_ms"]/directP50, "", 1.05, "<=",
+			"p50 of a session reply answered by its primary ÷ p50 of the same call made directly"),
+		figure("failover_ratio", b.raw["reply_failover_p50_ms"]/b.raw["direct_winner_p50_ms"], "", 1.10, "<=",
+			"p50 of a session reply whose primary answers 429 (Retry-After 1 h) and whose fallback answers ÷ p50 of a direct call to the fallback"),
+		figure("outage_primary_attempts", float64(primaryCalls), "calls", 2, "<=",
+			fmt.Sprintf("attempts on the primary (same-candidate retries inside each, raw.outage_primary_calls counts calls) while it answers 503 for %v, one reply every %v on one session", o.Outage, o.OutageEvery)),
+		figure("silent_failover_s", silent, "s", ftt+1, "<=",
+			fmt.Sprintf("time to an answer when the primary never sends a token (first-token timeout %v); worst of 2", o.FirstTokenTimeout)),
+		figure("events_happy", float64(happyEvents), "events", 12, "<=", "history events of a session reply answered by its primary"),
+		figure("events_per_extra_attempt", float64(failEvents-happyEvents)/float64(failAttempts-1), "events", 8, "<=",
+			"(events of the one-failover reply − events_happy) ÷ its extra attempts"),
+		figure("throughput_rps", rps, "replies/s", 200, ">=",
+			fmt.Sprintf("%d session replies started at once ÷ time until the last answered", o.InFlight)),
+		figure("p99_overhead_ms", b.raw["inflight_p99_ms"]-directP50, "ms", 0, "<=",
+			fmt.Sprintf("p99 reply latency with %d in flight − p50 of a direct call (no goal of its own: reported beside throughput)", o.InFlight)),
+		figure("worker_rss_mb", rss, "MB", 200, "<=", "peak resident memory (VmHWM) of the baton-worker process over the whole run"),
+	}
+	// p99 overhead has no stated goal; it passes as long as it is measured.
+	for i := range res.Figures {
+		if res.Figures[i].Name == "p99_overhead_ms" {
+			res.Figures[i].Cmp, res.Figures[i].Goal, res.Figures[i].Pass = "", 0, true
+		}
+	}
+	return res, nil
+}
+
+func figure(name string, v float64, unit string, goal float64, cmp, how string) Figure {
+	pass := v <= goal
+	if cmp == ">=" {
+		pass = v >= goal
+	}
+	return Figure{Name: name, Value: v, Unit: unit, Goal: goal, Cmp: cmp, Pass: pass, How: how}
+}
+
+func (b *bench) session(kind string) string {
+	b.seq++
+	return fmt.Sprintf("bench-%s-%d", kind, b.seq)
+}
+
+// direct makes the call a reply's attempt makes, from this process, and times it.
+func (b *bench) direct(ctx context.Context, providerID, profile string) (time.Duration, error) {
+	cred, err := b.store.Secret(ctx, "main", profile)
+	if err != nil {
+		return 0, err
+	}
+	pc := b.config.Providers[providerID]
+	start := time.Now()
+	_, err = provider.Complete(ctx, provider.Request{Provider: providerID, Model: "m", API: pc.API, BaseURL: pc.BaseURL,
+		Credential: provider.Credential{Type: cred.Type, Key: cred.Key},
+		Messages:   []provider.Message{{Role: "user", Content: "hello"}}})
+	if err != nil {
+		return 0, fmt.Errorf("direct call to %s: %w", providerID, err)
+	}
+	return time.Since(start), nil
+}
+
+type replied struct {
+	res  policy.ReplyResult
+	took time.Duration
+}
+
+func (r replied) servedBy(profile string) bool { return r.res.Served.Profile == profile }
+
+// reply starts a ReplyWorkflow as `baton reply` does and waits for its answer.
+func (b *bench) reply(ctx context.Context, agent, session string) (replied, string, error) {
+	b.seq++
+	id := fmt.Sprintf("bench-%s-%d-%d", agent, b.seq, time.Now().UnixNano())
+	return b.replyAs(ctx, id, agent, session)
+}
+
+func (b *bench) replyAs(ctx context.Context, id, agent, session string) (replied, string, error) {
+	start := time.Now()
+	run, err := b.c.ExecuteWorkflow(ctx, workflows.ReplyStartOptions(id, taskQueue, agent, session),
+		workflows.ReplyWorkflowName, policy.ReplyRequest{Agent: agent, Session: session, Message: "hello"})
+	if err != nil {
+		return replied{}, id, fmt.Errorf("starting %s: %w", id, err)
+	}
+	var res policy.ReplyResult
+	if err := run.Get(ctx, &res); err != nil {
+		return replied{}, id, fmt.Errorf("reply %s: %w", id, err)
+	}
+	return replied{res: res, took: time.Since(start)}, id, nil
+}
+
+// events lists a reply's history events by type (a local activity's marker by its activity).
+func (b *bench) events(ctx context.Context, id string) ([]string, error) {
+	h, err := history.Fetch(ctx, b.c, id, "")
+	if err != nil {
+		return nil, fmt.Errorf("history of %s: %w", id, err)
+	}
+	var types []string
+	for _, e := range h.GetEvents() {
+		t := strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil {
+			t += " " + m.GetMarkerName()
+			var la struct{ ActivityType string }
+			if d := m.GetDetails()["data"]; d != nil && converter.GetDefaultDataConverter().FromPayloads(d, &la) == nil {
+				t += " " + la.ActivityType
+			}
+		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			t += " " + a.GetActivityType().GetName()
+		}
+		types = append(types, t)
+	}
+	return types, nil
+}
+
+// outage sends one reply every OutageEvery on one session while the primary answers 503, and
+// counts the attempts on the primary (an attempt is one tried (candidate, profile): its
+// same-candidate retries are inside it, as DESIGN.md counts them) and the calls that reached it.
+func (b *bench) outage(ctx context.Context) (int, error) {
+	before := b.callsTo("delta")
+	session := b.session("outage")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	attempts := 0
+	tick := time.NewTicker(b.opts.OutageEvery)
+	defer tick.Stop()
+	end := time.Now().Add(b.opts.Outage)
+	replies := 0
+	for n := 0; time.Now().Before(end); n++ {
+		replies++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, _, err := b.replyAs(ctx, fmt.Sprintf("bench-outage-%d-%d", n, time.Now().UnixNano()), agentOutage, session)
+			if err == nil && !r.servedBy(profileWin) {
+				err = fmt.Errorf("an outage reply was served by %s", r.res.Served.Profile)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				firstErr = cmpOr(firstErr, err)
+				return
+			}
+			for _, a := range r.res.Attempts {
+				if a.Provider == "delta" && a.Result != policy.ResultSkipped {
+					attempts++
+				}
+			}
+		}()
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	b.raw["outage_replies"] = float64(replies)
+	b.raw["outage_primary_calls"] = float64(b.callsTo("delta") - before)
+	return attempts, nil
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func (b *bench) callsTo(providerID string) int {
+	n := 0
+	for _, c := range b.fake.Calls() {
+		if c.Provider == providerID {
+			n++
+		}
+	}
+	return n
+}
+
+// throughput starts InFlight session replies at once and waits for all of them.
+func (b *bench) throughput(ctx context.Context) (float64, []float64, error) {
+	n := b.opts.InFlight
+	lat := make([]float64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("bench-load-%d-%d", i, start.UnixNano())
+			r, _, err := b.replyAs(ctx, id, agentHappy, fmt.Sprintf("bench-load-%d", i))
+			lat[i], errs[i] = ms(r.took), err
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return 0, nil, err
+	}
+	b.raw["inflight_wall_ms"] = ms(wall)
+	return float64(n) / wall.Seconds(), lat, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// p is the q-th percentile (nearest rank) of xs.
+func p(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(float64(len(s))*q/100+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// peakRSS reads the process's high-water resident set (VmHWM) in MB.
+func peakRSS(pid int) (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the worker's memory: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0, fmt.Errorf("VmHWM %q: %w", rest, err)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, errors.New("VmHWM not found in /proc/PID/status")
+}
+
+func machine() string {
+	return fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+}
+
+// configJSON writes cfg's providers into the bench config, as BATON_CONFIG for the worker.
+func configJSON(cfg *policy.Config) string {
+	providers := map[string]map[string]string{}
+	for id, pc := range cfg.Providers {
+		providers[id] = map[string]string{"baseUrl": pc.BaseURL, "api": pc.API}
+	}
+	models, _ := json.Marshal(map[string]any{"providers": providers})
+	return strings.TrimSuffix(strings.TrimSpace(benchConfig), "}") + "  models: " + string(models) + ",\n}\n"
+}
+
+func tailFile(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}

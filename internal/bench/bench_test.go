@@ -1,0 +1,74 @@
+package bench_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/bench"
+	"github.com/batonhq/baton/testsuite"
+)
+
+// TestBenchMeasuresEveryFigure runs the bench small (a few samples, 20 in flight, a 3 s outage)
+// on the real dev server and a worker built from this tree: every figure comes out with its
+// goal, and the ones that do not depend on the machine hold exactly.
+func TestBenchMeasuresEveryFigure(t *testing.T) {
+	server, err := testsuite.DevServerPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := testsuite.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker := filepath.Join(t.TempDir(), "baton-worker")
+	if out, err := exec.Command("go", "build", "-o", worker, filepath.Join(root, "worker")).CombinedOutput(); err != nil {
+		t.Fatalf("building the worker: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := bench.Run(ctx, bench.Options{ServerBin: server, WorkerBin: worker, Latency: 50 * time.Millisecond,
+		Samples: 3, InFlight: 20, Outage: 3 * time.Second, FirstTokenTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"happy_ratio": "<=", "failover_ratio": "<=", "outage_primary_attempts": "<=", "silent_failover_s": "<=",
+		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "p99_overhead_ms": "", "worker_rss_mb": "<="}
+	if len(res.Figures) != len(want) {
+		t.Errorf("%d figures, want %d", len(res.Figures), len(want))
+	}
+	for name, cmp := range want {
+		f, ok := res.Figure(name)
+		if !ok {
+			t.Errorf("no %s", name)
+			continue
+		}
+		if f.Cmp != cmp || (cmp != "" && f.Goal <= 0) || f.How == "" {
+			t.Errorf("%s: goal %s %v (%q)", name, f.Cmp, f.Goal, f.How)
+		}
+	}
+	// A happy reply's history: start, a workflow task that loads and schedules the attempt, the
+	// attempt, a workflow task that completes: 12 events and the 2 of the lean-history guard.
+	if f, _ := res.Figure("events_happy"); f.Value != 14 {
+		t.Errorf("events_happy %v: %q", f.Value, res.Events["happy"])
+	}
+	// One more attempt: its activity (3), a workflow task (3), the fallback write (1), and the
+	// search attributes a failover sets (1).
+	if f, _ := res.Figure("events_per_extra_attempt"); f.Value != 8 {
+		t.Errorf("events_per_extra_attempt %v: %q", f.Value, res.Events["failover"])
+	}
+	if f, _ := res.Figure("happy_ratio"); f.Value < 1 {
+		t.Errorf("a reply faster than the call it makes: %v", f.Value)
+	}
+	if f, _ := res.Figure("silent_failover_s"); f.Value < 1 || !f.Pass {
+		t.Errorf("silent failover after %v s with a 1 s first-token timeout", f.Value)
+	}
+	if f, _ := res.Figure("outage_primary_attempts"); f.Value < 1 || res.Raw["outage_primary_calls"] < f.Value {
+		t.Errorf("outage: %v attempts, %v calls", f.Value, res.Raw["outage_primary_calls"])
+	}
+	if f, _ := res.Figure("worker_rss_mb"); f.Value <= 0 {
+		t.Errorf("worker RSS %v", f.Value)
+	}
+}

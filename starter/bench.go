@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/internal/bench"
+	"github.com/batonhq/baton/testsuite"
+)
+
+// runBench measures baton end to end against its goals (internal/bench) and prints a table of
+// the figures; --json prints bench/results.json's content on stdout and the table on stderr.
+func runBench(ctx context.Context, args []string, out, errOut io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the results as JSON on stdout (the table and progress go to stderr)")
+	serverBin := fs.String("server-bin", "", "the Temporal dev server binary (default: $BATON_TEMPORAL_DEV, else temporal-dev beside this binary)")
+	workerBin := fs.String("worker-bin", "", "the worker binary (default: baton-worker beside this binary)")
+	latency := fs.Duration("latency", 300*time.Millisecond, "latency of every healthy answer of the fake provider")
+	samples := fs.Int("samples", 20, "samples of each sequential measurement")
+	inFlight := fs.Int("in-flight", 1000, "replies in flight at once for throughput")
+	outage := fs.Duration("outage", 60*time.Second, "how long the primary is down in the outage measurement")
+	every := fs.Duration("outage-every", time.Second, "one reply per this interval during the outage")
+	firstToken := fs.Duration("first-token-timeout", 5*time.Second, "the worker's first-token timeout during the run")
+	set, code, ok := parseFlags(fs, args, errOut)
+	if !ok {
+		return code
+	}
+	_ = set
+	if fs.NArg() > 0 {
+		fmt.Fprintf(errOut, "baton bench: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	for name, d := range map[string]time.Duration{"latency": *latency, "outage": *outage, "outage-every": *every, "first-token-timeout": *firstToken} {
+		if d <= 0 {
+			fmt.Fprintf(errOut, "baton bench: --%s must be positive, got %v\n", name, d)
+			return exitUsage
+		}
+	}
+	if *samples < 1 || *inFlight < 1 {
+		fmt.Fprintf(errOut, "baton bench: --samples and --in-flight must be at least 1\n")
+		return exitUsage
+	}
+	server, worker, err := benchBinaries(*serverBin, *workerBin)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton bench: %v\n", err)
+		return exitUsage
+	}
+	table := out
+	if *asJSON {
+		table = errOut
+	}
+	res, err := bench.Run(ctx, bench.Options{ServerBin: server, WorkerBin: worker, Latency: *latency, Samples: *samples,
+		InFlight: *inFlight, Outage: *outage, OutageEvery: *every, FirstTokenTimeout: *firstToken, Progress: errOut})
+	if err != nil {
+		fmt.Fprintf(errOut, "baton bench: %v\n", err)
+		return exitFailure
+	}
+	printBenchTable(table, res)
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(errOut, "baton bench: %v\n", err)
+			return exitFailure
+		}
+	}
+	if !res.AllPass() {
+		fmt.Fprintln(errOut, "baton bench: some figures miss their goals (see BENCHMARKS.md for what limits each)")
+		return exitFailure
+	}
+	return 0
+}
+
+// benchBinaries finds the dev server and the worker: flags, then $BATON_TEMPORAL_DEV, then the
+// folder of this binary (bin/ after make build).
+func benchBinaries(server, worker string) (string, string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", "", err
+	}
+	dir := filepath.Dir(self)
+	if server == "" {
+		server = os.Getenv(testsuite.DevServerEnv)
+	}
+	if server == "" {
+		server = filepath.Join(dir, "temporal-dev")
+	}
+	if worker == "" {
+		worker = filepath.Join(dir, "baton-worker")
+	}
+	for flagName, p := range map[string]string{"--server-bin": server, "--worker-bin": worker} {
+		if _, err := os.Stat(p); err != nil {
+			return "", "", fmt.Errorf("%s: %s not found (run `make build`)", flagName, p)
+		}
+	}
+	return server, worker, nil
+}
+
+func printBenchTable(w io.Writer, res *bench.Results) {
+	fmt.Fprintf(w, "\nbaton bench, %s (fake provider at %d ms)\n\n", res.Machine, res.Setup.LatencyMs)
+	fmt.Fprintf(w, "  %-26s %12s   %-10s %s\n", "figure", "value", "goal", "")
+	fmt.Fprintf(w, "  %s\n", strings.Repeat("-", 60))
+	for _, f := range res.Figures {
+		goal, verdict := "-", "measured"
+		if f.Cmp != "" {
+			goal = f.Cmp + " " + trimFloat(f.Goal)
+			verdict = "ok"
+			if !f.Pass {
+				verdict = "MISSED"
+			}
+		}
+		fmt.Fprintf(w, "  %-26s %12s   %-10s %s\n", f.Name, trimFloat(f.Value), goal, verdict)
+	}
+	fmt.Fprintln(w)
+}
+
+func trimFloat(v float64) string {
+	switch {
+	case v == float64(int64(v)):
+		return fmt.Sprintf("%d", int64(v))
+	case v < 10:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
