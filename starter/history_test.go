@@ -16,22 +16,26 @@ import (
 var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestExplainMatchesTheGoldenTimeline(t *testing.T) {
-	golden := filepath.Join("testdata", "explain-reply-rate-limit-fallback.golden")
-	code, stdout, stderr := baton(t, "explain", filepath.Join("..", "workflows", "testdata", "reply-rate-limit-fallback.json"))
-	if code != 0 {
-		t.Fatal(stderr)
-	}
-	if *updateGolden {
-		if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stdout != string(want) {
-		t.Errorf("explain output:\n%s\nwant (%s):\n%s", stdout, golden, want)
+	for _, name := range []string{"reply-rate-limit-fallback", "reply-rate-limit-fallback-before-lean"} {
+		t.Run(name, func(t *testing.T) {
+			golden := filepath.Join("testdata", "explain-"+name+".golden")
+			code, stdout, stderr := baton(t, "explain", filepath.Join("..", "workflows", "testdata", name+".json"))
+			if code != 0 {
+				t.Fatal(stderr)
+			}
+			if *updateGolden {
+				if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stdout != string(want) {
+				t.Errorf("explain output:\n%s\nwant (%s):\n%s", stdout, golden, want)
+			}
+		})
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
-	"go.temporal.io/sdk/client"
 )
 
 // startWorkerProcess runs bin/baton-worker against the test's server, store and config.
@@ -76,7 +75,7 @@ func TestAReplySurvivesAKilledWorker(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := srv.Client().ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
+	run, err := srv.Client().ExecuteWorkflow(ctx, workflows.ReplyStartOptions("", tq, "main", "crash"), workflows.ReplyWorkflowName,
 		policy.ReplyRequest{Agent: "main", Session: "crash", Message: "hi", NoJitter: true})
 	if err != nil {
 		t.Fatal(err)

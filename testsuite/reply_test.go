@@ -40,7 +40,7 @@ func reply(t *testing.T, c client.Client, tq string, req policy.ReplyRequest) (c
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	req.NoJitter = true
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName, req)
+	run, err := c.ExecuteWorkflow(ctx, workflows.ReplyStartOptions("", tq, req.Agent, req.Session), workflows.ReplyWorkflowName, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +108,11 @@ func TestReplyRotatesFallsBackAndSticksOnTheRealServer(t *testing.T) {
 	recordHistory(t, c, run, "reply-rate-limit-fallback")
 
 	// The next turn sticks to the fallback: one attempt, no notice.
-	_, res, err = reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s1", Message: "again"})
+	run, res, err = reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s1", Message: "again"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	recordHistory(t, c, run, "reply-sticky")
 	if res.Served.Provider != "anthropic" || len(res.Attempts) != 1 || len(res.Notices) != 0 {
 		t.Errorf("sticky turn: %+v %v %q", res.Served, describe(res.Attempts), res.Notices)
 	}

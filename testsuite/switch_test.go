@@ -30,7 +30,7 @@ func startSlowReply(t *testing.T, session string) (*testsuite.World, client.Clie
 	c := testsuite.Client(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, c, tq, w.Acts)
-	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
+	run, err := c.ExecuteWorkflow(context.Background(), workflows.ReplyStartOptions("", tq, "main", session), workflows.ReplyWorkflowName,
 		policy.ReplyRequest{Agent: "main", Session: session, Message: "hi", NoJitter: true})
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,16 @@ import (
 )
 
 // The recorded history of a rate-limited primary that rotates and falls back explains as it
-// happened.
+// happened, whether its store steps were activities (before the lean history) or local
+// activities, whose markers do not carry the model written.
 func TestExplainARecordedFailover(t *testing.T) {
-	h, err := Load(filepath.Join("..", "..", "workflows", "testdata", "reply-rate-limit-fallback.json"))
+	for _, name := range []string{"reply-rate-limit-fallback.json", "reply-rate-limit-fallback-before-lean.json"} {
+		t.Run(name, func(t *testing.T) { explainRecordedFailover(t, name) })
+	}
+}
+
+func explainRecordedFailover(t *testing.T, name string) {
+	h, err := Load(filepath.Join("..", "..", "workflows", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
