@@ -18,6 +18,7 @@ import (
 	"github.com/batonhq/baton/internal/logging"
 	"go.temporal.io/sdk/client"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
+	"go.uber.org/zap"
 )
 
 // DevServerEnv overrides where the dev server binary is found.
@@ -66,6 +67,7 @@ func ModuleRoot() (string, error) {
 type Server struct {
 	dev     *sdktestsuite.DevServer
 	logPath string
+	keepLog bool
 }
 
 // ServerOptions tune StartServer; the zero value is an in-memory, headless server on a free port.
@@ -81,6 +83,11 @@ type ServerOptions struct {
 	Path string
 	// Args are extra flags for the server (--dynamic-config-value KEY=VALUE, …).
 	Args []string
+	// LogDir keeps the server's output (for the package's credential scan); else it goes to a
+	// temporary file, removed when the server stops cleanly.
+	LogDir string
+	// Logger receives the client's and the workflows' log lines (else they are dropped).
+	Logger *zap.Logger
 }
 
 // StartServer starts bin/temporal-dev through the SDK's StartDevServer and waits until it serves.
@@ -93,14 +100,18 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 		path = p
 	}
-	logFile, err := os.CreateTemp("", "temporal-dev-*.log")
+	logFile, err := os.CreateTemp(opts.LogDir, "temporal-dev-*.log")
 	if err != nil {
 		return nil, err
+	}
+	clientLog := logging.Discard
+	if opts.Logger != nil {
+		clientLog = logging.SDK(opts.Logger)
 	}
 	defer logFile.Close()
 	dev, err := sdktestsuite.StartDevServer(ctx, sdktestsuite.DevServerOptions{
 		ExistingPath:  path,
-		ClientOptions: &client.Options{HostPort: opts.HostPort, Namespace: "default", Logger: logging.Discard},
+		ClientOptions: &client.Options{HostPort: opts.HostPort, Namespace: "default", Logger: clientLog},
 		DBFilename:    opts.DBFilename,
 		EnableUI:      opts.UI,
 		UIPort:        opts.UIPort,
@@ -112,7 +123,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w\n%s", path, err, tail(logFile.Name(), 20))
 	}
-	return &Server{dev: dev, logPath: logFile.Name()}, nil
+	return &Server{dev: dev, logPath: logFile.Name(), keepLog: opts.LogDir != ""}, nil
 }
 
 // Client is connected to the server's default namespace.
@@ -128,7 +139,7 @@ func (s *Server) LogPath() string { return s.logPath }
 func (s *Server) Stop() error {
 	s.dev.Client().Close()
 	err := s.dev.Stop()
-	if err == nil {
+	if err == nil && !s.keepLog {
 		_ = os.Remove(s.logPath)
 	}
 	return err
@@ -141,16 +152,49 @@ var (
 )
 
 // Main runs a test package with one dev server shared by all its tests: call it from TestMain.
-// The server starts on first use, so packages whose selected tests need none start none.
+// The server starts on first use, so packages whose selected tests need none start none. When
+// the tests are done, every history on the server and every log in LogDir is searched for the
+// credentials the tests stored (RegisterSecret): one found fails the run.
 func Main(m *testing.M) {
 	code := m.Run()
 	sharedMu.Lock()
+	var leaks []Leak
 	if sharedServer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		found, n, err := sharedServer.ScanHistories(ctx, Secrets())
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testsuite: scanning histories for credentials: %v\n", err)
+			code = max(code, 1)
+		}
+		leaks = append(leaks, found...)
+		if testing.Verbose() {
+			fmt.Fprintf(os.Stderr, "testsuite: %d histories scanned for %d credentials\n", n, len(Secrets()))
+		}
 		if err := sharedServer.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "testsuite: stopping the dev server: %v\n", err)
 		}
 	}
 	sharedMu.Unlock()
+	if logDir != "" {
+		found, n, err := ScanFiles(logDir, Secrets())
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testsuite: scanning logs for credentials: %v\n", err)
+			code = max(code, 1)
+		}
+		leaks = append(leaks, found...)
+		if testing.Verbose() {
+			fmt.Fprintf(os.Stderr, "testsuite: %d log files scanned\n", n)
+		}
+	}
+	for _, l := range leaks {
+		fmt.Fprintf(os.Stderr, "testsuite: %s\n", l)
+	}
+	if len(leaks) > 0 {
+		code = max(code, 1)
+	} else if logDir != "" {
+		_ = os.RemoveAll(logDir)
+	}
 	os.Exit(code)
 }
 
@@ -162,7 +206,7 @@ func SharedServer(t testing.TB) *Server {
 	defer sharedMu.Unlock()
 	if sharedServer == nil && sharedErr == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		sharedServer, sharedErr = StartServer(ctx, ServerOptions{})
+		sharedServer, sharedErr = StartServer(ctx, ServerOptions{LogDir: LogDir(), Logger: Logger()})
 		cancel()
 	}
 	if sharedErr != nil {

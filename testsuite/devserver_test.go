@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/activity"
@@ -247,5 +250,39 @@ func waitForScheduledRun(t *testing.T, ctx context.Context, h client.ScheduleHan
 			t.Fatal("the schedule started no workflow")
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// The credential scan that Main runs finds a key that reached a history or a log, and says where.
+func TestTheCredentialScanFindsALeakedKey(t *testing.T) {
+	const leaked = "sk-selftest-leak-7f3a" // not registered: Main's own scan must not trip on it
+	srv := testsuite.SharedServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, srv.Client(), tq, nil)
+	run, err := srv.Client().ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.PingWorkflowName,
+		workflows.PingInput{Message: "my key is " + leaked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	leaks, n, err := srv.ScanHistories(ctx, []string{leaked})
+	if err != nil || n == 0 {
+		t.Fatalf("scanned %d histories: %v", n, err)
+	}
+	if len(leaks) != 1 || !strings.Contains(leaks[0].String(), run.GetID()) || strings.Contains(leaks[0].String(), leaked) {
+		t.Errorf("leaks %v", leaks)
+	}
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "worker.log"), []byte("{\"msg\":\"ok\"}\n{\"msg\":\"Bearer "+leaked+"\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	leaks, n, err = testsuite.ScanFiles(dir, []string{leaked, "sk-not-there"})
+	if err != nil || n != 1 || len(leaks) != 1 || !strings.HasSuffix(leaks[0].Where, "worker.log:2") {
+		t.Errorf("files %d, leaks %v, %v", n, leaks, err)
 	}
 }

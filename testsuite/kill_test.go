@@ -30,7 +30,7 @@ func startWorkerProcess(t *testing.T, env []string) *exec.Cmd {
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), env...)
-	logFile, err := os.Create(filepath.Join(t.TempDir(), "worker.log"))
+	logFile, err := os.CreateTemp(testsuite.LogDir(), "worker-*.log") // scanned for credentials by Main
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestAReplySurvivesAKilledWorker(t *testing.T) {
 	srv := testsuite.SharedServer(t)
 	tq := testsuite.TaskQueue(t)
 	env := []string{"TEMPORAL_ADDRESS=" + srv.HostPort(), "BATON_TASK_QUEUE=" + tq, "BATON_STORE=" + w.StoreURL, "BATON_CONFIG=" + cfgFile,
-		"BATON_FIRST_TOKEN_TIMEOUT_MS=2000", "BATON_IDLE_TIMEOUT_MS=2000", "LOG_LEVEL=error"}
+		"BATON_FIRST_TOKEN_TIMEOUT_MS=2000", "BATON_IDLE_TIMEOUT_MS=2000", "LOG_LEVEL=info"}
 	first := startWorkerProcess(t, env)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

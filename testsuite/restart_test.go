@@ -30,7 +30,7 @@ func TestDevServerRestartsOnItsDatabaseFile(t *testing.T) {
 			t.Fatalf("%s: %v", id, err)
 		}
 	}
-	first, err := testsuite.StartServer(ctx, testsuite.ServerOptions{DBFilename: db})
+	first, err := testsuite.StartServer(ctx, testsuite.ServerOptions{DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestDevServerRestartsOnItsDatabaseFile(t *testing.T) {
 	if err := first.Stop(); err != nil {
 		t.Fatalf("stopping: %v", err)
 	}
-	second, err := testsuite.StartServer(ctx, testsuite.ServerOptions{DBFilename: db})
+	second, err := testsuite.StartServer(ctx, testsuite.ServerOptions{DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestAReplySurvivesAServerRestart(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "temporal.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv, err := testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db})
+	srv, err := testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestAReplySurvivesAServerRestart(t *testing.T) {
 	if err := srv.Stop(); err != nil {
 		t.Fatalf("stopping the server: %v", err)
 	}
-	srv, err = testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db})
+	srv, err = testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +74,14 @@ func TestAReplySurvivesAServerRestart(t *testing.T) {
 	}
 	if res.Text != "slow but sure" {
 		t.Errorf("result %+v", res)
+	}
+	// This server's histories are not on the shared one that Main scans.
+	leaks, n, err := srv.ScanHistories(ctx, testsuite.Secrets())
+	if err != nil || n == 0 {
+		t.Errorf("scanned %d histories: %v", n, err)
+	}
+	for _, l := range leaks {
+		t.Error(l)
 	}
 	t.Logf("provider calls: %d", len(w.Fake.Calls()))
 }

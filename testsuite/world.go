@@ -45,6 +45,7 @@ func NewWorldOn(t testing.TB, storeURL, configSrc string, creds []store.Credenti
 	secrets := map[string]string{}
 	for _, c := range creds {
 		secrets[c.Key+c.Token+c.Access] = c.ID
+		RegisterSecret(c.Key, c.Token, c.Access, c.Refresh)
 	}
 	fake := fakeprovider.New(rules, secrets)
 	if err := fake.Start("127.0.0.1:0"); err != nil {
@@ -68,7 +69,7 @@ func NewWorldOn(t testing.TB, storeURL, configSrc string, creds []store.Credenti
 	src := &activities.ConfigSource{}
 	src.Set(cfg)
 	return &World{StoreURL: storeURL, Fake: fake, Store: st, Config: src,
-		Acts: &activities.Activities{Identity: "test-worker", Store: st, Config: src}}
+		Acts: &activities.Activities{Identity: "test-worker", Logger: Logger(), Store: st, Config: src}}
 }
 
 // PointAtFake sets every provider the config or the credentials name to the fake provider, in
