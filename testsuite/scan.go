@@ -14,9 +14,9 @@ import (
 	"github.com/batonhq/baton/internal/history"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"google.golang.org/protobuf/proto"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/protobuf/proto"
 )
 
 // Every credential a test stores is registered here; at the end of a package run (Main) every
