@@ -63,11 +63,7 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 	var run client.WorkflowRun
 	// A user's /model during the reply may end it for a restart with the new selection: once.
 	for restarts := 0; ; restarts++ {
-		id := fmt.Sprintf("reply-%s-%d", *agent, time.Now().UnixNano())
-		if *session != "" {
-			id = fmt.Sprintf("reply-%s-%s-%d", *agent, *session, time.Now().UnixNano())
-		}
-		run, err = c.ExecuteWorkflow(ctx, workflows.ReplyStartOptions(id, tf.TaskQueue, req.Agent, req.Session), workflows.ReplyWorkflowName, req)
+		run, err = workflows.StartReply(ctx, c, tf.TaskQueue, req)
 		if err != nil {
 			fmt.Fprintf(errOut, "baton reply: starting the reply: %v\n", err)
 			return exitFailure

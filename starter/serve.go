@@ -302,13 +302,13 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()
-	run, err := s.client.ExecuteWorkflow(ctx, workflows.ReplyStartOptions(fmt.Sprintf("serve-%d", time.Now().UnixNano()), s.taskQueue, req.Agent, req.Session),
-		workflows.ReplyWorkflowName, req)
+	run, err := workflows.StartReply(ctx, s.client, s.taskQueue, req)
 	if err != nil {
 		writeError(w, &apiError{status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error"})
 		return
 	}
 	w.Header().Set("x-baton-workflow-id", run.GetID())
+	w.Header().Set("x-baton-run-id", run.GetRunID())
 	var res policy.ReplyResult
 	if err := run.Get(ctx, &res); err != nil {
 		writeError(w, replyError(err, time.Now()))
@@ -325,7 +325,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("x-baton-fallback-reason", string(policy.LastReason(res.Attempts)))
 	}
 	model := res.Served.Provider + "/" + res.Served.Model
-	id := "chatcmpl-" + run.GetID()
+	id := "chatcmpl-" + run.GetRunID() // a session's turns share the workflow ID (its lane)
 	usage := map[string]int64{"prompt_tokens": res.Input, "completion_tokens": res.Output, "total_tokens": res.Input + res.Output}
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")

@@ -200,3 +200,59 @@ func recordHistory(t *testing.T, c client.Client, run client.WorkflowRun, name s
 		t.Fatal(err)
 	}
 }
+
+// Two replies on one session run one after the other (its lane), under one workflow ID: the
+// second call to the provider comes after the first reply has answered, not beside it.
+func TestASessionRunsOneTurnAtATime(t *testing.T) {
+	w := testsuite.NewWorld(t, twoModelConfig, threeKeys, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{DelayMs: 600, Text: "first"}, {Text: "second"}}},
+	})
+	c := testsuite.Client(t)
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, c, tq, w.Acts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type turn struct {
+		run client.WorkflowRun
+		res policy.ReplyResult
+		end time.Time
+		err error
+	}
+	turns := make([]turn, 2)
+	done := make(chan int)
+	for i := range turns {
+		go func() {
+			run, err := workflows.StartReply(ctx, c, tq, policy.ReplyRequest{Agent: "main", Session: "lane", Message: "hi", NoJitter: true})
+			if err == nil {
+				err = run.Get(ctx, &turns[i].res)
+			}
+			turns[i].run, turns[i].end, turns[i].err = run, time.Now(), err
+			done <- i
+		}()
+	}
+	first := <-done
+	<-done
+	for _, tr := range turns {
+		if tr.err != nil {
+			t.Fatal(tr.err)
+		}
+	}
+	calls := w.Fake.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	if gap := calls[1].At.Sub(calls[0].At); gap < 600*time.Millisecond {
+		t.Errorf("the second turn called the provider %v after the first: the turns overlapped", gap)
+	}
+	if calls[1].At.Before(turns[first].end.Add(-50 * time.Millisecond)) {
+		t.Errorf("the second turn's call (%v) came before the first turn ended (%v)", calls[1].At, turns[first].end)
+	}
+	if turns[first].res.Text != "first" || turns[1-first].res.Text != "second" {
+		t.Errorf("answers %q, %q", turns[first].res.Text, turns[1-first].res.Text)
+	}
+	lane := workflows.LaneID("main", "lane")
+	if turns[0].run.GetID() != lane || turns[1].run.GetID() != lane || turns[0].run.GetRunID() == turns[1].run.GetRunID() {
+		t.Errorf("runs %s/%s and %s/%s, want two runs of %s", turns[0].run.GetID(), turns[0].run.GetRunID(),
+			turns[1].run.GetID(), turns[1].run.GetRunID(), lane)
+	}
+}

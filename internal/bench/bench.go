@@ -313,25 +313,25 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 		if _, err := b.direct(ctx, "alpha", profileHappy); err != nil {
 			return nil, err
 		}
-		if _, _, err := b.reply(ctx, agentHappy, b.session("warm")); err != nil {
+		if _, err := b.reply(ctx, agentHappy, b.session("warm")); err != nil {
 			return nil, err
 		}
 	}
 
 	b.progress("happy path: %d direct calls and %d replies, interleaved", o.Samples, o.Samples)
 	var direct, happy []float64
-	var happyID string
+	var happyRun replied
 	for range o.Samples {
 		d, err := b.direct(ctx, "alpha", profileHappy)
 		if err != nil {
 			return nil, err
 		}
 		direct = append(direct, ms(d))
-		r, id, err := b.reply(ctx, agentHappy, b.session("happy"))
+		r, err := b.reply(ctx, agentHappy, b.session("happy"))
 		if err != nil {
 			return nil, err
 		}
-		happy, happyID = append(happy, ms(r.took)), id
+		happy, happyRun = append(happy, ms(r.took)), r
 		if !r.servedBy(profileHappy) {
 			return nil, fmt.Errorf("a happy reply was served by %s", r.res.Served.Profile)
 		}
@@ -340,8 +340,7 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 
 	b.progress("one failover: %d direct calls to the winner and %d replies whose primary answers 429", o.Samples, o.Samples)
 	var directWin, failover []float64
-	var failID string
-	var failAttempts int
+	var failRun replied
 	for range o.Samples {
 		d, err := b.direct(ctx, "gamma", profileWin)
 		if err != nil {
@@ -352,7 +351,7 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 		if _, err := b.store.RecordOutcome(ctx, "main", profileFail, policy.ClearCooldown); err != nil {
 			return nil, err
 		}
-		r, id, err := b.reply(ctx, agentFail, b.session("failover"))
+		r, err := b.reply(ctx, agentFail, b.session("failover"))
 		if err != nil {
 			return nil, err
 		}
@@ -360,15 +359,15 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 			return nil, fmt.Errorf("a failover reply was served by %s after %d attempts, want %s after 2",
 				r.res.Served.Profile, len(r.res.Attempts), profileWin)
 		}
-		failover, failID, failAttempts = append(failover, ms(r.took)), id, len(r.res.Attempts)
+		failover, failRun = append(failover, ms(r.took)), r
 	}
 	b.raw["direct_winner_p50_ms"], b.raw["reply_failover_p50_ms"] = p(directWin, 50), p(failover, 50)
 
-	happyTypes, err := b.events(ctx, happyID)
+	happyTypes, err := b.events(ctx, happyRun)
 	if err != nil {
 		return nil, err
 	}
-	failTypes, err := b.events(ctx, failID)
+	failTypes, err := b.events(ctx, failRun)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +378,7 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 	b.progress("silent primary: the first token never comes (first-token timeout %v)", o.FirstTokenTimeout)
 	silent := 0.0
 	for range 2 {
-		r, _, err := b.reply(ctx, agentSilent, "")
+		r, err := b.reply(ctx, agentSilent, "")
 		if err != nil {
 			return nil, err
 		}
@@ -419,7 +418,7 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 		figure("silent_failover_s", silent, "s", ftt+1, "<=",
 			fmt.Sprintf("time to an answer when the primary never sends a token (first-token timeout %v); worst of 2", o.FirstTokenTimeout)),
 		figure("events_happy", float64(happyEvents), "events", 12, "<=", "history events of a session reply answered by its primary"),
-		figure("events_per_extra_attempt", float64(failEvents-happyEvents)/float64(failAttempts-1), "events", 8, "<=",
+		figure("events_per_extra_attempt", float64(failEvents-happyEvents)/float64(len(failRun.res.Attempts)-1), "events", 8, "<=",
 			"(events of the one-failover reply − events_happy) ÷ its extra attempts"),
 		figure("throughput_rps", rps, "replies/s", 200, ">=",
 			fmt.Sprintf("%d session replies started at once ÷ time until the last answered", o.InFlight)),
@@ -467,33 +466,43 @@ func (b *bench) direct(ctx context.Context, providerID, profile string) (time.Du
 }
 
 type replied struct {
-	res  policy.ReplyResult
-	took time.Duration
+	res       policy.ReplyResult
+	took      time.Duration
+	id, runID string
 }
 
 func (r replied) servedBy(profile string) bool { return r.res.Served.Profile == profile }
 
-// reply starts a ReplyWorkflow as `baton reply` does and waits for its answer.
-func (b *bench) reply(ctx context.Context, agent, session string) (replied, string, error) {
-	b.seq++
-	id := fmt.Sprintf("bench-%s-%d-%d", agent, b.seq, time.Now().UnixNano())
-	return b.replyAs(ctx, id, agent, session)
+// reply starts a reply as `baton reply` and `serve` do (workflows.StartReply: one turn at a time
+// per session) and waits for its answer.
+func (b *bench) reply(ctx context.Context, agent, session string) (replied, error) {
+	start := time.Now()
+	run, err := workflows.StartReply(ctx, b.c, taskQueue, policy.ReplyRequest{Agent: agent, Session: session, Message: "hello"})
+	if err != nil {
+		return replied{}, fmt.Errorf("starting a reply of %s: %w", agent, err)
+	}
+	return b.wait(ctx, run, start)
 }
 
-func (b *bench) replyAs(ctx context.Context, id, agent, session string) (replied, string, error) {
+// replyUnderLoad starts a reply under its own ID, sending the start again when the loaded server
+// times it out (startReply), and waits for its answer.
+func (b *bench) replyUnderLoad(ctx context.Context, id, agent, session string) (replied, error) {
 	start := time.Now()
 	run, err := b.startReply(ctx, id, agent, session)
 	if err != nil {
-		return replied{}, id, fmt.Errorf("starting %s: %w", id, err)
+		return replied{}, fmt.Errorf("starting %s: %w", id, err)
 	}
-	var res policy.ReplyResult
-	if err := run.Get(ctx, &res); err != nil {
-		return replied{}, id, fmt.Errorf("reply %s: %w", id, err)
-	}
-	return replied{res: res, took: time.Since(start)}, id, nil
+	return b.wait(ctx, run, start)
 }
 
-// events lists a reply's history events by type (a local activity's marker by its activity).
+func (b *bench) wait(ctx context.Context, run client.WorkflowRun, start time.Time) (replied, error) {
+	var res policy.ReplyResult
+	if err := run.Get(ctx, &res); err != nil {
+		return replied{}, fmt.Errorf("reply %s: %w", run.GetID(), err)
+	}
+	return replied{res: res, took: time.Since(start), id: run.GetID(), runID: run.GetRunID()}, nil
+}
+
 // startReply starts a reply as a careful client does under load: a start that timed out or was
 // turned away is sent again with the same workflow ID, and one the server already took is
 // joined. The time spent waiting counts in the reply's latency.
@@ -521,10 +530,11 @@ func (b *bench) startReply(ctx context.Context, id, agent, session string) (clie
 	}
 }
 
-func (b *bench) events(ctx context.Context, id string) ([]string, error) {
-	h, err := history.Fetch(ctx, b.c, id, "")
+// events lists a reply's history events by type (a local activity's marker by its activity).
+func (b *bench) events(ctx context.Context, r replied) ([]string, error) {
+	h, err := history.Fetch(ctx, b.c, r.id, r.runID)
 	if err != nil {
-		return nil, fmt.Errorf("history of %s: %w", id, err)
+		return nil, fmt.Errorf("history of %s: %w", r.id, err)
 	}
 	var types []string
 	for _, e := range h.GetEvents() {
@@ -558,12 +568,12 @@ func (b *bench) outage(ctx context.Context) (int, error) {
 	defer tick.Stop()
 	end := time.Now().Add(b.opts.Outage)
 	replies := 0
-	for n := 0; time.Now().Before(end); n++ {
+	for time.Now().Before(end) {
 		replies++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, _, err := b.replyAs(ctx, fmt.Sprintf("bench-outage-%d-%d", n, time.Now().UnixNano()), agentOutage, session)
+			r, err := b.reply(ctx, agentOutage, session)
 			if err == nil && !r.servedBy(profileWin) {
 				err = fmt.Errorf("an outage reply was served by %s", r.res.Served.Profile)
 			}
@@ -623,7 +633,7 @@ func (b *bench) throughput(ctx context.Context) (float64, []float64, error) {
 		go func() {
 			defer wg.Done()
 			id := fmt.Sprintf("bench-load-%d-%d", i, start.UnixNano())
-			r, _, err := b.replyAs(ctx, id, agentHappy, fmt.Sprintf("bench-load-%d", i))
+			r, err := b.replyUnderLoad(ctx, id, agentHappy, fmt.Sprintf("bench-load-%d", i))
 			lat[i], errs[i] = ms(r.took), err
 		}()
 	}
