@@ -82,23 +82,23 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 			if *asJSON {
 				var details any
 				_ = appErr.Details(&details)
-				_ = json.NewEncoder(out).Encode(map[string]any{"workflowId": run.GetID(), "error": map[string]any{
+				_ = json.NewEncoder(out).Encode(map[string]any{"workflowId": run.GetID(), "runId": run.GetRunID(), "error": map[string]any{
 					"type": appErr.Type(), "message": appErr.Message(), "details": details}})
 			}
-			fmt.Fprintf(errOut, "baton reply: %s: %s (workflow %s)\n", appErr.Type(), appErr.Message(), run.GetID())
+			fmt.Fprintf(errOut, "baton reply: %s: %s (workflow %s, run %s)\n", appErr.Type(), appErr.Message(), run.GetID(), run.GetRunID())
 			return exitFailure
 		}
 		if deadlinePassed(ctx, err) {
-			fmt.Fprintf(errOut, "baton reply: no answer within %v (workflow %s goes on; is baton-worker running?)\n", *timeout, run.GetID())
+			fmt.Fprintf(errOut, "baton reply: no answer within %v (workflow %s, run %s, goes on; is baton-worker running?)\n", *timeout, run.GetID(), run.GetRunID())
 			return exitFailure
 		}
-		fmt.Fprintf(errOut, "baton reply: %v (workflow %s)\n", err, run.GetID())
+		fmt.Fprintf(errOut, "baton reply: %v (workflow %s, run %s)\n", err, run.GetID(), run.GetRunID())
 		return exitFailure
 	}
 	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"workflowId": run.GetID(), "result": res})
+		_ = enc.Encode(map[string]any{"workflowId": run.GetID(), "runId": run.GetRunID(), "result": res})
 		return 0
 	}
 	for _, n := range res.Notices {
