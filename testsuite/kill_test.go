@@ -2,7 +2,6 @@ package testsuite_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,14 +56,9 @@ func TestAReplySurvivesAKilledWorker(t *testing.T) {
 			{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{DelayMs: 60000, Text: "too late"}}},
 			{Match: fakeprovider.Match{Provider: "google"}, Respond: []fakeprovider.Response{{Text: "after the crash"}}},
 		})
-	cfg := w.Config.Get()
-	var providers []string
-	for id, p := range cfg.Providers {
-		providers = append(providers, fmt.Sprintf("%s: {baseUrl: %q, api: %q}", id, p.BaseURL, p.API))
-	}
 	cfgFile := filepath.Join(t.TempDir(), "openclaw.json5")
 	if err := os.WriteFile(cfgFile, []byte(`{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude", "google/gemini"]}}},
-		models: {providers: {`+strings.Join(providers, ", ")+`}}}`), 0o600); err != nil {
+		models: `+testsuite.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := testsuite.SharedServer(t)

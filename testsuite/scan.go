@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,13 +47,7 @@ func RegisterSecret(values ...string) {
 func Secrets() []string {
 	secretsMu.Lock()
 	defer secretsMu.Unlock()
-	return slices.Sorted(func(yield func(string) bool) {
-		for s := range secrets {
-			if !yield(s) {
-				return
-			}
-		}
-	})
+	return slices.Sorted(maps.Keys(secrets))
 }
 
 // LogDir is the folder where this package's tests write their logs (worker processes, dev

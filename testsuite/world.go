@@ -3,6 +3,7 @@ package testsuite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,6 +105,17 @@ func PointAtFake(cfg *policy.Config, fake *fakeprovider.Server, creds []store.Cr
 		}
 		cfg.Providers[p] = policy.ProviderConfig{ID: p, BaseURL: fake.BaseURL(p, anthropic), API: api}
 	}
+}
+
+// ModelsConfig is the config's `models` value naming each provider's base URL and API, for a
+// worker process that reads its config from a file (after PointAtFake).
+func ModelsConfig(cfg *policy.Config) string {
+	providers := map[string]map[string]string{}
+	for id, pc := range cfg.Providers {
+		providers[id] = map[string]string{"baseUrl": pc.BaseURL, "api": pc.API}
+	}
+	data, _ := json.Marshal(map[string]any{"providers": providers}) // strings only: cannot fail
+	return string(data)
 }
 
 // PostgresEnv names the PostgreSQL database tests use; `make test` sets it.

@@ -9,7 +9,6 @@ package bench
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -686,12 +685,7 @@ func machine() string {
 
 // configJSON writes cfg's providers into the bench config, as BATON_CONFIG for the worker.
 func configJSON(cfg *policy.Config) string {
-	providers := map[string]map[string]string{}
-	for id, pc := range cfg.Providers {
-		providers[id] = map[string]string{"baseUrl": pc.BaseURL, "api": pc.API}
-	}
-	models, _ := json.Marshal(map[string]any{"providers": providers})
-	return strings.TrimSuffix(strings.TrimSpace(benchConfig), "}") + "  models: " + string(models) + ",\n}\n"
+	return strings.TrimSuffix(strings.TrimSpace(benchConfig), "}") + "  models: " + testsuite.ModelsConfig(cfg) + ",\n}\n"
 }
 
 func tailFile(path string, n int) string {
