@@ -8,8 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -104,6 +107,12 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	hostPort := opts.HostPort
+	if hostPort == "" {
+		if hostPort, err = FreeHostPort(); err != nil {
+			return nil, err
+		}
+	}
 	clientLog := logging.Discard
 	if opts.Logger != nil {
 		clientLog = logging.SDK(opts.Logger)
@@ -111,7 +120,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	defer logFile.Close()
 	dev, err := sdktestsuite.StartDevServer(ctx, sdktestsuite.DevServerOptions{
 		ExistingPath:  path,
-		ClientOptions: &client.Options{HostPort: opts.HostPort, Namespace: "default", Logger: clientLog},
+		ClientOptions: &client.Options{HostPort: hostPort, Namespace: "default", Logger: clientLog},
 		DBFilename:    opts.DBFilename,
 		EnableUI:      opts.UI,
 		UIPort:        opts.UIPort,
@@ -124,6 +133,21 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("starting %s: %w\n%s", path, err, tail(logFile.Name(), 20))
 	}
 	return &Server{dev: dev, logPath: logFile.Name(), keepLog: opts.LogDir != ""}, nil
+}
+
+// FreeHostPort is a loopback address no one listens on, with a port below the kernel's
+// ephemeral range (10000–32767): a server binds it only later, and a port from that range (what
+// listening on :0 gives) may be taken meanwhile by any outgoing connection. bin/temporal-dev
+// picks its other ports the same way.
+func FreeHostPort() (string, error) {
+	for range 200 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+rand.IntN(22768)))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			l.Close()
+			return addr, nil
+		}
+	}
+	return "", errors.New("no free port found in 10000-32767 on 127.0.0.1")
 }
 
 // Client is connected to the server's default namespace.

@@ -2,7 +2,6 @@ package testsuite_test
 
 import (
 	"context"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -21,12 +20,10 @@ import (
 // The Temporal server restarts (on its database file) while a reply waits on a slow provider:
 // the worker reconnects and the reply completes.
 func TestAReplySurvivesAServerRestart(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	hostPort, err := testsuite.FreeHostPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hostPort := l.Addr().String()
-	l.Close()
 	db := filepath.Join(t.TempDir(), "temporal.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

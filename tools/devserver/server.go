@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	mathrand "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -324,13 +326,52 @@ func portFree(addr string) error {
 	return l.Close()
 }
 
+// freePort finds a port that no one listens on, below the kernel's ephemeral range: the server
+// binds it only later, and a port from the ephemeral range (what listening on :0 gives) may be
+// taken meanwhile by any outgoing connection's local end. Ports below it are only ever taken by
+// other servers.
 func freePort() (int, error) {
+	low, high := 10000, ephemeralLow()-1
+	for range 200 {
+		port := low + mathrand.IntN(high-low+1)
+		if portsTaken[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		portsTaken[port] = true
+		return port, nil
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// portsTaken are the ports this process handed out (so no two services get the same one).
+var portsTaken = map[int]bool{}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's default, 32768, when
+// it cannot be read).
+func ephemeralLow() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 32768
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil || low <= 11000 {
+		return 32768
+	}
+	return low
 }
 
 func randomSuffix() string {
