@@ -28,11 +28,9 @@ func runBench(ctx context.Context, args []string, out, errOut io.Writer) int {
 	outage := fs.Duration("outage", 60*time.Second, "how long the primary is down in the outage measurement")
 	every := fs.Duration("outage-every", time.Second, "one reply per this interval during the outage")
 	firstToken := fs.Duration("first-token-timeout", 5*time.Second, "the worker's first-token timeout during the run")
-	set, code, ok := parseFlags(fs, args, errOut)
-	if !ok {
+	if _, code, ok := parseFlags(fs, args, errOut); !ok {
 		return code
 	}
-	_ = set
 	if fs.NArg() > 0 {
 		fmt.Fprintf(errOut, "baton bench: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
