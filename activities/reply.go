@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -139,6 +140,10 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (po
 	if err != nil {
 		return policy.AttemptOutcome{}, err
 	}
+	turn, err := a.turnOf(ctx, st, req)
+	if err != nil {
+		return policy.AttemptOutcome{}, err
+	}
 	pc := a.Config.Get().Providers[req.Provider]
 	var chunks atomic.Int64
 	stopBeat := heartbeat(ctx, &chunks)
@@ -146,7 +151,7 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (po
 	resp, err := provider.Complete(ctx, provider.Request{
 		Provider: req.Provider, Model: req.Model, API: pc.API, BaseURL: pc.BaseURL,
 		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
-		Messages:          messagesOf(req),
+		Turn:              turn,
 		FirstTokenTimeout: req.FirstTokenTimeout, IdleTimeout: req.IdleTimeout,
 		OnChunk:  func() { chunks.Add(1) },
 		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
@@ -178,7 +183,7 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (po
 			a.logger().Warn("storing a refreshed token failed", zap.String("profile", req.Profile), zap.Error(err))
 		}
 	}
-	return policy.AttemptOutcome{OK: true, Text: resp.Text, Input: resp.Usage.InputTokens, Output: resp.Usage.OutputTokens}, nil
+	return policy.Succeeded(resp.Answer), nil
 }
 
 // RecordOutcome applies an outcome to the profile's usage stats in one transaction.
@@ -319,16 +324,32 @@ func heartbeat(ctx context.Context, chunks *atomic.Int64) (stop func()) {
 	return func() { close(done) }
 }
 
-func messagesOf(req policy.AttemptRequest) []provider.Message {
-	if len(req.Messages) == 0 {
-		return []provider.Message{{Role: "user", Content: req.Message}}
+// turnOf is the turn an attempt sends: kept in the store (TurnRef), inline, or one message.
+// Content that is gone (past BATON_CONTENT_RETENTION) fails the reply with a named error: it is
+// baton's loss, not the provider's, so no profile is blamed.
+func (a *Activities) turnOf(ctx context.Context, st *store.Store, req policy.AttemptRequest) (policy.Turn, error) {
+	switch {
+	case req.TurnRef != "":
+		data, err := st.GetContent(ctx, req.TurnRef)
+		if errors.Is(err, store.ErrNotFound) {
+			return policy.Turn{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTurnContentMissing, nil)
+		}
+		if err != nil {
+			return policy.Turn{}, err
+		}
+		var turn policy.Turn
+		if err := json.Unmarshal(data, &turn); err != nil {
+			return policy.Turn{}, temporal.NewNonRetryableApplicationError("the stored turn "+req.TurnRef+" does not decode: "+err.Error(), ErrTurnContentMissing, nil)
+		}
+		return turn, nil
+	case req.Turn != nil:
+		return *req.Turn, nil
 	}
-	out := make([]provider.Message, 0, len(req.Messages))
-	for _, m := range req.Messages {
-		out = append(out, provider.Message{Role: m.Role, Content: m.Content})
-	}
-	return out
+	return policy.TextTurn(req.Message), nil
 }
+
+// ErrTurnContentMissing ends a reply whose turn content the store no longer holds.
+const ErrTurnContentMissing = "TurnContentMissing"
 
 func (a *Activities) count(req policy.AttemptRequest, result string, reason policy.Reason) {
 	if a.Metrics == nil {

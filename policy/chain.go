@@ -189,3 +189,23 @@ func (c Chain) String() string {
 	}
 	return fmt.Sprintf("%s [%s]", s, c.Source)
 }
+
+// ReasonTextOnly is why a turn that carries images skips a candidate the catalog marks
+// text-only. It is a skip, never a failure: no profile is blamed and no cooldown starts.
+const ReasonTextOnly Reason = "text_only"
+
+// TextOnlySkipText is the skip's explanation in the attempt record.
+func TextOnlySkipText(c ModelRef) string {
+	return fmt.Sprintf("%s accepts text only (models.providers.%s.models[].input) and the turn carries images", c, c.Provider)
+}
+
+// ImageRoute says how a turn that carries images is served: on its own chain when a candidate
+// accepts images (the text-only ones skipped), else on the image model chain.
+func ImageRoute(cfg *Config, c Chain) (useImageChain bool) {
+	for _, cand := range c.Candidates {
+		if cfg.AcceptsImages(cand.ModelRef) {
+			return false
+		}
+	}
+	return true
+}

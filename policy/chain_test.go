@@ -200,3 +200,33 @@ func TestSessionResetReprobeAndHeartbeat(t *testing.T) {
 		t.Error("a pin applies to its own provider only")
 	}
 }
+
+func TestATurnWithImagesSkipsTextOnlyModelsOrTakesTheImageChain(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{agents: {defaults: {model: {primary: "local/llama", fallbacks: ["openai/gpt-5"]}, imageModel: "openai/gpt-image"}},
+	  models: {providers: {local: {baseUrl: "http://127.0.0.1:1/v1", models: [{id: "llama", input: ["text"]}, {id: "llava", input: ["text", "image"]}]},
+	                       openai: {models: [{id: "gpt-3.5", input: ["text"]}, {id: "gpt-5"}]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		model string
+		want  bool
+	}{{"local/llama", false}, {"local/llava", true}, {"openai/gpt-3.5", false}, {"openai/gpt-5", true}, {"anthropic/claude", true}} {
+		ref, _ := ParseModelRef(c.model)
+		if got := cfg.AcceptsImages(ref); got != c.want {
+			t.Errorf("%s accepts images: %v, want %v (catalog input lists decide; unlisted models are assumed to)", c.model, got, c.want)
+		}
+	}
+	chain, _ := BuildChain(cfg, ChainRequest{Agent: "main"})
+	if ImageRoute(cfg, chain) {
+		t.Error("a chain with one image-capable candidate serves the turn itself")
+	}
+	textOnly, _ := BuildChain(cfg, ChainRequest{Agent: "main", Explicit: ModelRef{Provider: "local", Model: "llama"}})
+	if !ImageRoute(cfg, textOnly) {
+		t.Error("a chain of text-only candidates hands the turn to the image chain")
+	}
+	if _, err := ParseConfig([]byte(`{models: {providers: {local: {models: [{id: "x", input: ["text", "audio"]}]}}}}`)); err == nil ||
+		!strings.Contains(err.Error(), "models.providers.local.models[0].input[1]") {
+		t.Errorf("an unknown input kind is named: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -121,6 +122,26 @@ type ProviderConfig struct {
 	// refreshed with their refresh token.
 	TokenURL string `json:"tokenUrl,omitempty"`
 	ClientID string `json:"clientId,omitempty"`
+	// Models is the provider's catalog (models.providers.<id>.models[]), as far as baton reads it.
+	Models []ModelSpec `json:"models,omitempty"`
+}
+
+// ModelSpec is one catalog entry: the model's id and the inputs it accepts ("text", "image").
+type ModelSpec struct {
+	ID    string   `json:"id"`
+	Input []string `json:"input,omitempty"`
+}
+
+// AcceptsImages reports whether a model may be sent images: a catalog entry whose input list
+// lacks "image" marks it text-only; a model without an entry (or without an input list) is
+// assumed to accept them, as OpenClaw assumes.
+func (c *Config) AcceptsImages(ref ModelRef) bool {
+	for _, m := range c.Providers[ref.Provider].Models {
+		if m.ID == ref.Model && len(m.Input) > 0 {
+			return slices.Contains(m.Input, "image")
+		}
+	}
+	return true
 }
 
 // Config is the part of an OpenClaw config that failover reads.
@@ -331,6 +352,28 @@ func (d *configDecoder) decode(root *jsonValue) *Config {
 					}
 					if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 						d.fail(path+"."+key, m.value.get(key), "%q is not an http(s) URL", v)
+					}
+				}
+				if list := m.value.get("models"); list != nil && d.want(path+".models", list, jsonArray) {
+					for k, el := range list.arr {
+						mp := fmt.Sprintf("%s.models[%d]", path, k)
+						if !d.want(mp, el, jsonObject) {
+							continue
+						}
+						spec := ModelSpec{ID: d.str(mp+".id", el.get("id"))}
+						if spec.ID == "" && el.get("id") != nil && el.get("id").kind == jsonString {
+							d.fail(mp+".id", el.get("id"), "empty")
+						}
+						if in := el.get("input"); in != nil && d.want(mp+".input", in, jsonArray) {
+							for n, iv := range in.arr {
+								kind := d.str(fmt.Sprintf("%s.input[%d]", mp, n), iv)
+								if kind != "" && kind != "text" && kind != "image" {
+									d.fail(fmt.Sprintf("%s.input[%d]", mp, n), iv, "%q is not text or image", kind)
+								}
+								spec.Input = append(spec.Input, kind)
+							}
+						}
+						pc.Models = append(pc.Models, spec)
 					}
 				}
 				cfg.Providers[id] = pc

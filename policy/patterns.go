@@ -22,8 +22,7 @@ var (
 
 	replayInvalid = lits("incorrect role information", "roles must alternate", "input item id does not belong to this connection").
 			with("previous_response_id", `\bprevious_response_id\b.*\b(invalid|unknown|not found|does not exist|expired|mismatch)\b`).
-			with("tool_use.|tool_call.", `\btool_(use|call)\.(input|arguments)\b.*\b(missing|required)\b`).
-			with("signature", `\bthinking\b.*(\b(invalid|expired)\b.*\bsignature\b|\bsignature\b.*\b(invalid|expired)\b)`)
+			with("tool_use.|tool_call.", `\btool_(use|call)\.(input|arguments)\b.*\b(missing|required)\b`)
 
 	billing = lits("payment required", "insufficient credits", "insufficient_quota", "insufficient quota", "available balance",
 		"out of budget", "credit balance", "plans & billing", "insufficient_balance", "insufficient balance",
@@ -31,19 +30,22 @@ var (
 		with("credits", `used\s+all\s+available\s+credits|requires?\s+more\s+credits`).
 		with("limit", `spend(ing)?\s+limit`).
 		with("usagelimiterror", `\b(go|free)usagelimiterror\b`).
-		with("insufficient", `\binsufficient\s+\w+\s+balance\b`).
 		with("invalidsubscription", `"code"\s*:\s*"invalidsubscription"`).
 		with("coding", `does not have a valid coding\s*plan subscription`).
 		with("1311", `"code"\s*:\s*1311\b`).
 		with("subscription plan", `current subscription plan.*(does not|doesn't|not).*include access`).
 		with("current plan", `model.*not available.*current plan`).
 		with("402", `\b(got|returned|received)\s+(a\s+)?402\b`)
+	insufficientRe    = re(`\binsufficient((?:\s+[\w-]+){0,3})\s+balance\b`)
+	balanceShortRe    = re(`\bbalance\s+(?:is\s+)?(?:insufficient|too low|not enough)\b`)
+	notMoneyWordRe    = re(`\b(?:to|for|of|permissions?|privileges?|scopes?|access|rights)\b`)
 	billingHeadRe     = re(`^\s*(error:\s*)?(billing|billing error|credit balance|insufficient credits?|payment required|http 402)\b`)
 	billingHeadWordRe = re(`upgrade|credits|payment|purchase|subscription|plan`)
 	records402Re      = re(`\b402\s+records\b`)
 
 	// 402 markers and the billing text around them (classify402 runs for 402s only).
 	hard402Re     = re(`["']?(status|code)["']?\s*[:=]\s*402\b|\bhttp\s*402\b|\berror(\s+code)?\s*[:=]?\s*402\b|\b(got|returned|received)\s+(a\s+)?402\b|^\s*402\s+(payment required\b|.*used up your points\b|no available asset for api access\b)`)
+	lead402Re     = re(`^\s*(?:error\s*:?\s*)?(?:http(?:/[\d.]+)?\s*:?\s*)?402\b.*\b(?:billing|bill|payment|pay|paid|quota|credits?|balance|funds?|plans?|subscription|limits?|spend(?:ing)?|budget|top[ -]?up|purchase|upgrade)\b`)
 	wrapper402Re  = re(`^\s*(error:\s*)?(http\s*402\s*:?\s*)?(402\s+)?(payment required\s*:?\s*)?`)
 	urlRe         = re(`https?://\S+`)
 	billingHintRe = re(`insufficient credits|insufficient quota|credit balance|insufficient balance|plans & billing|add more credits|top up|billing hard limit|hard limit reached`)
@@ -86,7 +88,8 @@ var (
 			with("missing scope", `missing scopes?:`).
 			with("401|403", `\b40[13]\b`).
 			with("token", `\bfailed to (extract|parse|validate|decode)\b.*\btoken\b`).
-			with("1113", `"code"\s*:\s*1113\b`)
+			with("1113", `"code"\s*:\s*1113\b`).
+			with("当前", `当前\s*ak.*(违规请求|禁止访问)|(违规请求|禁止访问).*当前\s*ak`)
 	unknownErrorRe = re(`^\s*an unknown error occurred\.?\s*$`)
 	serverError    = lits("an error occurred while processing", "internal server error", "internal_error", "server_error", "bad gateway",
 		"gateway timeout", "upstream error", "upstream connect error", "connection reset", "内部错误", "服务器错误", "系统错误", "系统繁忙", "系统异常").
@@ -102,7 +105,6 @@ var (
 	timeout = lits("timeout", "timed out", "deadline exceeded", "connection error", "network error", "network request failed", "fetch failed",
 		"socket hang up", "operation was aborted", "request failed after repeated internal retries", "网络错误", "网络异常", "服务暂时不可用", "服务繁忙", "请求超时", "连接超时", "连接错误").
 		exactly("terminated", "stream_read_error", "request failed", "llm request failed.").
-		with("internal", `got status: internal.*code: 500|"status"\s*:\s*"internal".*"code"\s*:\s*500`).
 		with("stream disconnected", `^stream disconnected before completion(:.*)?$`).
 		with("premature close", `^premature close of server response while trying to fetch`).
 		with("stream ended|incomplete frame", `^([\w -]*stream ended (before (message_?stop|(a )?terminal (finish reason|response event|event))|without (a terminal )?finish[_ ]reason)|responses stream ended with unresolved tool calls|google sse stream ended with an incomplete frame)[.!]?$`).
@@ -112,6 +114,16 @@ var (
 		with("stream", `\bstream (was )?(closed|aborted)\b`).
 		with("und_err_", `\bund_err_(socket|connect|headers?|body|req_content_length_mismatch|aborted|closed)\b`)
 	noErrorDetailsText = "unknown error (no error details in response)"
+
+	// The RPC status INTERNAL with code 500, in any order, spacing or quoting.
+	rpcInternalRe = re(`\bstatus\W{0,6}internal\b`)
+	rpcCode500Re  = re(`\bcode\W{0,6}500\b`)
+
+	// The Claude CLI's own words for a missing or dead login (claude-cli only).
+	claudeCLIAuth = matcher{}.with("not logged in", `\bnot logged in\b.*/login\b`).
+			with("failed to authenticate", `\bfailed to authenticate\b.*\boauth\b.*\b(expired|refresh|refreshed)\b`)
+
+	thinkingSignatureRe = re(`\b(invalid|expired)\b.{0,60}\bsignature|\bsignature\b.{0,60}\b(invalid|expired)\b`)
 
 	// Provider-scoped matchers: the same words mean different things at different providers.
 	openRouterProviderErrorRe = re(`^\s*provider returned error\s*$`)

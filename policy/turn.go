@@ -10,9 +10,13 @@ type ReplyRequest struct {
 	Agent   string `json:"agent"`
 	Session string `json:"session,omitempty"`
 	Message string `json:"message"`
-	// Messages, when given, is the whole conversation (the OpenAI-compatible endpoint); Message is
-	// then ignored.
-	Messages []ChatMessage `json:"messages,omitempty"`
+	// Turn, when given, is the whole model turn (conversation, tools, parameters); Message is then
+	// ignored. A large turn lives in the store instead, named by TurnRef (never both).
+	Turn    *Turn  `json:"turn,omitempty"`
+	TurnRef string `json:"turnRef,omitempty"`
+	// CarriesImages: the turn holds an image, so text-only candidates are skipped (and the image
+	// chain serves it when no candidate of the chain accepts images).
+	CarriesImages bool `json:"carriesImages,omitempty"`
 	// Model is a one-off explicit provider/model: strict.
 	Model     string        `json:"model,omitempty"`
 	Cron      *CronPayload  `json:"cron,omitempty"`
@@ -57,8 +61,9 @@ type AttemptRequest struct {
 	Model    string `json:"model"`
 	Profile  string `json:"profile"`
 	Message  string `json:"message"`
-	// Messages, when given, replaces Message with a whole conversation.
-	Messages []ChatMessage `json:"messages,omitempty"`
+	// Turn or TurnRef, when given, replaces Message with a whole turn.
+	Turn    *Turn  `json:"turn,omitempty"`
+	TurnRef string `json:"turnRef,omitempty"`
 	// Now is the workflow's clock, for credential expiry.
 	Now               time.Time     `json:"now"`
 	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
@@ -87,10 +92,14 @@ func WillRetry(out AttemptOutcome, retriesSoFar int, maxWait time.Duration) bool
 // AttemptOutcome is what one call did, classified where it happened so that the history keeps
 // the reason each decision was made on.
 type AttemptOutcome struct {
-	OK     bool   `json:"ok"`
-	Text   string `json:"text,omitempty"`
-	Input  int64  `json:"inputTokens,omitempty"`
-	Output int64  `json:"outputTokens,omitempty"`
+	OK           bool       `json:"ok"`
+	Text         string     `json:"text,omitempty"`
+	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
+	Reasoning    []Part     `json:"reasoning,omitempty"`
+	FinishReason string     `json:"finishReason,omitempty"`
+	Input        int64      `json:"inputTokens,omitempty"`
+	Output       int64      `json:"outputTokens,omitempty"`
+	CachedInput  int64      `json:"cachedInputTokens,omitempty"`
 
 	Reason Reason `json:"reason,omitempty"`
 	Status int    `json:"status,omitempty"`
@@ -160,12 +169,16 @@ type TurnEnd struct {
 
 // ReplyResult is a reply's answer.
 type ReplyResult struct {
-	Text     string    `json:"text"`
-	Input    int64     `json:"inputTokens"`
-	Output   int64     `json:"outputTokens"`
-	Served   Served    `json:"served"`
-	Attempts []Attempt `json:"attempts"`
-	Notices  []string  `json:"notices"`
+	Text         string     `json:"text"`
+	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
+	Reasoning    []Part     `json:"reasoning,omitempty"`
+	FinishReason string     `json:"finishReason,omitempty"`
+	Input        int64      `json:"inputTokens"`
+	Output       int64      `json:"outputTokens"`
+	CachedInput  int64      `json:"cachedInputTokens,omitempty"`
+	Served       Served     `json:"served"`
+	Attempts     []Attempt  `json:"attempts"`
+	Notices      []string   `json:"notices"`
 }
 
 // Served names the candidate and profile that answered.
@@ -210,8 +223,14 @@ type SkipMarkRequest struct {
 	At      time.Time `json:"at"`
 }
 
-// ChatMessage is one turn of a conversation.
-type ChatMessage struct {
-	Role    string `json:"role"` // system | user | assistant
-	Content string `json:"content"`
+// Answer is the outcome's answer in the turn model.
+func (o AttemptOutcome) Answer() Answer {
+	return Answer{Text: o.Text, ToolCalls: o.ToolCalls, Reasoning: o.Reasoning, FinishReason: o.FinishReason,
+		Usage: Usage{Input: o.Input, Output: o.Output, CachedInput: o.CachedInput}}
+}
+
+// Succeeded is the outcome of an attempt that answered.
+func Succeeded(a Answer) AttemptOutcome {
+	return AttemptOutcome{OK: true, Text: a.Text, ToolCalls: a.ToolCalls, Reasoning: a.Reasoning, FinishReason: a.FinishReason,
+		Input: a.Usage.Input, Output: a.Usage.Output, CachedInput: a.Usage.CachedInput}
 }

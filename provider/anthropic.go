@@ -1,35 +1,546 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"math"
 	"net/http"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
+
+	"github.com/batonhq/baton/policy"
 )
 
-// anthropicEvent is the part of a Messages stream event an answer needs.
-type anthropicEvent struct {
-	Type    string `json:"type"`
-	Message struct {
-		Usage struct {
-			InputTokens int64 `json:"input_tokens"`
-		} `json:"usage"`
-	} `json:"message"`
-	Delta struct {
-		Type       string `json:"type"`
-		Text       string `json:"text"`
-		StopReason string `json:"stop_reason"`
-	} `json:"delta"`
-	Usage struct {
-		OutputTokens int64 `json:"output_tokens"`
-	} `json:"usage"`
+// The Messages request body, built from a turn: lean structs of our own, so the JSON is exactly
+// what the wire wants (raw schemas and cache_control marks); the SDK sends it.
+type anthropicRequest struct {
+	Model         string               `json:"model"`
+	MaxTokens     int64                `json:"max_tokens"`
+	System        []anthropicText      `json:"system,omitempty"`
+	Messages      []anthropicMessage   `json:"messages"`
+	Stream        bool                 `json:"stream"`
+	Tools         []anthropicTool      `json:"tools,omitempty"`
+	ToolChoice    *anthropicToolChoice `json:"tool_choice,omitempty"`
+	Temperature   *float64             `json:"temperature,omitempty"`
+	TopP          *float64             `json:"top_p,omitempty"`
+	StopSequences []string             `json:"stop_sequences,omitempty"`
+	Thinking      *anthropicThinking   `json:"thinking,omitempty"`
+}
+
+type anthropicMessage struct {
+	Role    string `json:"role"`
+	Content []any  `json:"content"` // the block types below
+}
+
+type anthropicText struct {
+	Type         string          `json:"type"` // text
+	Text         string          `json:"text"`
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
+}
+
+type anthropicImage struct {
+	Type         string               `json:"type"` // image
+	Source       anthropicImageSource `json:"source"`
+	CacheControl json.RawMessage      `json:"cache_control,omitempty"`
+}
+
+type anthropicImageSource struct {
+	Type      string `json:"type"` // base64 | url
+	MediaType string `json:"media_type,omitempty"`
+	Data      []byte `json:"data,omitempty"` // encoding/json writes standard base64
+	URL       string `json:"url,omitempty"`
+}
+
+type anthropicToolUse struct {
+	Type         string          `json:"type"` // tool_use
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Input        json.RawMessage `json:"input"`
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
+}
+
+type anthropicToolResult struct {
+	Type         string          `json:"type"` // tool_result
+	ToolUseID    string          `json:"tool_use_id"`
+	Content      []any           `json:"content,omitempty"` // text and image blocks
+	IsError      bool            `json:"is_error,omitempty"`
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
+}
+
+type anthropicThinkingBlock struct {
+	Type      string `json:"type"` // thinking
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+}
+
+type anthropicRedactedThinking struct {
+	Type string `json:"type"` // redacted_thinking
+	Data string `json:"data"`
+}
+
+type anthropicTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
+}
+
+type anthropicToolChoice struct {
+	Type                   string `json:"type"` // auto | any | tool | none
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
+}
+
+type anthropicThinking struct {
+	Type         string `json:"type"` // enabled
+	BudgetTokens int64  `json:"budget_tokens"`
 }
 
 // defaultMaxTokens is Anthropic's required max_tokens when the request names none.
 const defaultMaxTokens = 4096
+
+// minThinkingBudget is the smallest thinking budget Anthropic accepts.
+const minThinkingBudget = 1024
+
+// anthropicOwnKeys are the body fields the adapter always sets: Extra never overrides them.
+var anthropicOwnKeys = map[string]bool{"model": true, "messages": true, "system": true, "stream": true}
+
+// anthropicOverridable: the body fields an extra field may replace, because the adapter chose
+// them without the turn asking (max_tokens, when the turn names none).
+func anthropicOverridable(t policy.Turn) map[string]bool {
+	if p := t.Params.MaxTokens; p == nil || *p <= 0 {
+		return map[string]bool{"max_tokens": true}
+	}
+	return nil
+}
+
+var objectSchema = json.RawMessage(`{"type":"object"}`)
+
+// anthropicBody translates a turn to a Messages body (streaming), noting what it drops. jsonTool
+// names the tool that emulates a JSON response format ("" when none): its input is the answer.
+func anthropicBody(model string, t policy.Turn, d *drops) (body anthropicRequest, jsonTool string) {
+	body = anthropicRequest{Model: model, Stream: true}
+	body.System, body.Messages = anthropicMessages(t.Messages, d)
+	if body.Messages == nil {
+		body.Messages = []anthropicMessage{}
+	}
+	p := t.Params
+
+	for _, tool := range t.Tools {
+		schema := rawJSON(tool.Schema)
+		if len(schema) == 0 {
+			schema = objectSchema
+		}
+		if tool.Strict != nil {
+			d.add("tools.strict")
+		}
+		body.Tools = append(body.Tools, anthropicTool{Name: tool.Name, Description: tool.Description, InputSchema: schema, CacheControl: rawJSON(tool.CacheControl)})
+	}
+
+	// A JSON response format: a forced tool whose input is the answer, or, beside the turn's own
+	// tools, an instruction in the system prompt.
+	if f := p.ResponseFormat; f != nil && (f.Type == policy.FormatJSONObject || f.Type == policy.FormatJSONSchema) {
+		schema := rawJSON(f.Schema)
+		if f.Type == policy.FormatJSONObject || len(schema) == 0 {
+			schema = objectSchema
+		}
+		if f.Strict != nil {
+			d.add("params.responseFormat.strict")
+		}
+		if len(t.Tools) == 0 {
+			jsonTool = f.Name
+			if jsonTool == "" {
+				jsonTool = jsonOutputName
+			}
+			desc := f.Description
+			if desc == "" {
+				desc = "Give your answer as this tool's input: JSON matching its schema."
+			}
+			body.Tools = []anthropicTool{{Name: jsonTool, Description: desc, InputSchema: schema}}
+			if t.ToolChoice != nil {
+				d.add("toolChoice")
+			}
+		} else {
+			instruction := "Answer with only a JSON object, and no other text."
+			if f.Type == policy.FormatJSONSchema {
+				instruction = "Answer with only JSON matching this JSON Schema, and no other text:\n" + compactJSON(schema)
+			}
+			body.System = append(body.System, anthropicText{Type: "text", Text: instruction})
+		}
+	}
+
+	if len(body.Tools) > 0 {
+		if jsonTool != "" {
+			body.ToolChoice = &anthropicToolChoice{Type: "tool", Name: jsonTool}
+		} else if c := t.ToolChoice; c != nil {
+			switch c.Type {
+			case policy.ToolChoiceRequired:
+				body.ToolChoice = &anthropicToolChoice{Type: "any"}
+			case policy.ToolChoiceNamed:
+				body.ToolChoice = &anthropicToolChoice{Type: "tool", Name: c.Name}
+			case policy.ToolChoiceNone:
+				body.ToolChoice = &anthropicToolChoice{Type: "none"}
+			default:
+				body.ToolChoice = &anthropicToolChoice{Type: "auto"}
+			}
+		}
+		if pt := t.ParallelToolCalls; pt != nil && !*pt {
+			if body.ToolChoice == nil {
+				body.ToolChoice = &anthropicToolChoice{Type: "auto"}
+			}
+			if body.ToolChoice.Type != "none" {
+				body.ToolChoice.DisableParallelToolUse = true
+			}
+		}
+	} else {
+		if t.ToolChoice != nil {
+			d.add("toolChoice")
+		}
+		if t.ParallelToolCalls != nil {
+			d.add("parallelToolCalls")
+		}
+	}
+
+	// Thinking: the budget, or the reasoning effort as a budget.
+	var budget int64
+	budgetField := "params.thinkingBudget"
+	switch {
+	case p.ThinkingBudget != nil && *p.ThinkingBudget > 0:
+		budget = max(*p.ThinkingBudget, minThinkingBudget)
+	case p.ReasoningEffort != "":
+		budget, budgetField = policy.ReasoningBudget(p.ReasoningEffort), "params.reasoningEffort"
+	}
+	if budget > 0 {
+		// Anthropic refuses thinking with a forced tool, and while a tool call of the last
+		// assistant message does not follow a thinking block (it came from another model).
+		forced := body.ToolChoice != nil && (body.ToolChoice.Type == "any" || body.ToolChoice.Type == "tool")
+		if forced || toolUseWithoutThinking(body.Messages) {
+			d.add(budgetField)
+			budget = 0
+		}
+	}
+
+	body.MaxTokens = defaultMaxTokens
+	if p.MaxTokens != nil && *p.MaxTokens > 0 {
+		body.MaxTokens = *p.MaxTokens
+	}
+	if budget > 0 {
+		body.Thinking = &anthropicThinking{Type: "enabled", BudgetTokens: budget}
+		if body.MaxTokens <= budget {
+			body.MaxTokens += budget // the asked (or default) room for the answer, on top of the thinking
+		}
+		// Anthropic refuses sampling controls with thinking.
+		if p.Temperature != nil {
+			d.add("params.temperature")
+		}
+		if p.TopP != nil {
+			d.add("params.topP")
+		}
+	} else {
+		if p.Temperature != nil {
+			temp := math.Min(math.Max(*p.Temperature, 0), 1) // Anthropic's range is 0..1
+			body.Temperature = &temp
+		}
+		body.TopP = p.TopP
+	}
+	for _, s := range p.Stop {
+		if strings.TrimSpace(s) == "" {
+			d.add("params.stop") // Anthropic refuses a stop sequence of whitespace only
+			continue
+		}
+		body.StopSequences = append(body.StopSequences, s)
+	}
+	if p.Seed != nil {
+		d.add("params.seed")
+	}
+	if p.PresencePenalty != nil {
+		d.add("params.presencePenalty")
+	}
+	if p.FrequencyPenalty != nil {
+		d.add("params.frequencyPenalty")
+	}
+	return body, jsonTool
+}
+
+// anthropicMessages translates the conversation: system and developer text to system blocks,
+// the rest to alternating user and assistant messages. A tool result goes into the user message
+// right after the assistant message that made the call, before anything else in it.
+func anthropicMessages(msgs []policy.Message, d *drops) (system []anthropicText, out []anthropicMessage) {
+	owner := map[string]int{} // tool_use id → index in out of its assistant message
+	add := func(role string, block any) {
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			insertBlock(&out[n-1], block)
+			return
+		}
+		out = append(out, anthropicMessage{Role: role, Content: []any{block}})
+	}
+	for _, m := range msgs {
+		switch m.Role {
+		case policy.RoleSystem, policy.RoleDeveloper:
+			for _, p := range m.Content {
+				if p.Type != policy.PartText {
+					d.add("messages.content." + p.Type + inRole(m.Role))
+					continue
+				}
+				if strings.TrimSpace(p.Text) != "" {
+					system = append(system, anthropicText{Type: "text", Text: p.Text, CacheControl: rawJSON(p.CacheControl)})
+				}
+			}
+		case policy.RoleAssistant:
+			for _, p := range m.Content {
+				switch p.Type {
+				case policy.PartText:
+					if strings.TrimSpace(p.Text) != "" {
+						add(policy.RoleAssistant, anthropicText{Type: "text", Text: p.Text, CacheControl: rawJSON(p.CacheControl)})
+					}
+				case policy.PartToolCall:
+					id := anthropicToolID(p.CallID)
+					add(policy.RoleAssistant, anthropicToolUse{Type: "tool_use", ID: id, Name: p.Name, Input: toolInput(p.Arguments), CacheControl: rawJSON(p.CacheControl)})
+					owner[id] = len(out) - 1
+				case policy.PartReasoning:
+					if len(p.CacheControl) > 0 {
+						d.add("messages.content.cacheControl") // thinking blocks take no cache mark
+					}
+					switch {
+					case p.Signature != "":
+						add(policy.RoleAssistant, anthropicThinkingBlock{Type: "thinking", Thinking: p.Text, Signature: p.Signature})
+					case p.Redacted != "":
+						add(policy.RoleAssistant, anthropicRedactedThinking{Type: "redacted_thinking", Data: p.Redacted})
+					default:
+						d.add("messages.content.reasoning (without a signature)")
+					}
+				default:
+					d.add("messages.content." + p.Type + inRole(policy.RoleAssistant))
+				}
+			}
+		default: // user, tool
+			for _, p := range m.Content {
+				switch p.Type {
+				case policy.PartToolResult:
+					id := anthropicToolID(p.CallID)
+					block := anthropicToolResult{Type: "tool_result", ToolUseID: id, IsError: p.IsError, CacheControl: rawJSON(p.CacheControl)}
+					for _, r := range p.Result {
+						switch r.Type {
+						case policy.PartText:
+							if strings.TrimSpace(r.Text) != "" {
+								block.Content = append(block.Content, anthropicText{Type: "text", Text: r.Text, CacheControl: rawJSON(r.CacheControl)})
+							}
+						case policy.PartImage:
+							block.Content = append(block.Content, anthropicImageBlock(r, d))
+						default:
+							d.add("messages.content.result." + r.Type)
+						}
+					}
+					a, ok := owner[id]
+					switch {
+					case ok && a+1 < len(out):
+						insertBlock(&out[a+1], block) // out alternates roles: out[a+1] is a user message
+					case ok:
+						out = append(out, anthropicMessage{Role: policy.RoleUser, Content: []any{block}})
+					default:
+						add(policy.RoleUser, block)
+					}
+				case policy.PartText, policy.PartImage:
+					switch {
+					case m.Role == policy.RoleTool:
+						d.add("messages.content." + p.Type + inRole(policy.RoleTool))
+					case p.Type == policy.PartImage:
+						add(policy.RoleUser, anthropicImageBlock(p, d))
+					case strings.TrimSpace(p.Text) != "":
+						add(policy.RoleUser, anthropicText{Type: "text", Text: p.Text, CacheControl: rawJSON(p.CacheControl)})
+					}
+				default:
+					d.add("messages.content." + p.Type + inRole(m.Role))
+				}
+			}
+		}
+	}
+	// A final assistant message (a prefill) may not end with whitespace.
+	if n := len(out); n > 0 && out[n-1].Role == policy.RoleAssistant {
+		last := &out[n-1]
+		if t, ok := last.Content[len(last.Content)-1].(anthropicText); ok {
+			t.Text = strings.TrimRightFunc(t.Text, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\r' })
+			last.Content[len(last.Content)-1] = t
+		}
+	}
+	return system, out
+}
+
+// insertBlock adds a block to a message, keeping the blocks Anthropic wants first in front: tool
+// results in a user message, thinking in an assistant message.
+func insertBlock(m *anthropicMessage, block any) {
+	if !leads(block) {
+		m.Content = append(m.Content, block)
+		return
+	}
+	i := 0
+	for i < len(m.Content) && leads(m.Content[i]) {
+		i++
+	}
+	m.Content = append(m.Content, nil)
+	copy(m.Content[i+1:], m.Content[i:])
+	m.Content[i] = block
+}
+
+func leads(block any) bool {
+	switch block.(type) {
+	case anthropicToolResult, anthropicThinkingBlock, anthropicRedactedThinking:
+		return true
+	}
+	return false
+}
+
+// toolUseWithoutThinking reports a last assistant message that calls a tool without starting
+// with a thinking block: Anthropic refuses thinking for such a conversation.
+func toolUseWithoutThinking(msgs []anthropicMessage) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != policy.RoleAssistant {
+			continue
+		}
+		calls := false
+		for _, b := range msgs[i].Content {
+			_, isCall := b.(anthropicToolUse)
+			calls = calls || isCall
+		}
+		return calls && !leads(msgs[i].Content[0])
+	}
+	return false
+}
+
+func anthropicImageBlock(p policy.Part, d *drops) anthropicImage {
+	if p.Detail != "" {
+		d.add("messages.content.detail")
+	}
+	block := anthropicImage{Type: "image", CacheControl: rawJSON(p.CacheControl)}
+	switch {
+	case len(p.Data) > 0:
+		mt := p.MediaType
+		if mt == "" {
+			mt = policy.SniffImage(p.Data)
+		}
+		block.Source = anthropicImageSource{Type: "base64", MediaType: mt, Data: p.Data}
+	case strings.HasPrefix(p.URL, "data:"):
+		if mt, data, err := policy.ParseDataURL(p.URL); err == nil {
+			block.Source = anthropicImageSource{Type: "base64", MediaType: mt, Data: data}
+			break
+		}
+		block.Source = anthropicImageSource{Type: "url", URL: p.URL} // Anthropic names what is wrong
+	default:
+		block.Source = anthropicImageSource{Type: "url", URL: p.URL}
+	}
+	return block
+}
+
+// anthropicToolID makes a tool-call id Anthropic accepts (^[a-zA-Z0-9_-]+$): every other
+// character becomes '_'. The same function serves tool_use and tool_result, so they still match.
+func anthropicToolID(id string) string {
+	if id == "" {
+		return "_"
+	}
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// toolInput is a tool call's arguments as a tool_use input: a JSON object ({} when there are
+// none, or when they are not an object: Anthropic takes nothing else).
+func toolInput(args string) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &obj) != nil || obj == nil {
+		return json.RawMessage(`{}`)
+	}
+	return json.RawMessage(args)
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// anthropicEvent is the part of a Messages stream event an answer needs.
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message struct {
+		Usage anthropicUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type      string          `json:"type"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Text      string          `json:"text"`
+		Thinking  string          `json:"thinking"`
+		Signature string          `json:"signature"`
+		Data      string          `json:"data"`
+		Input     json.RawMessage `json:"input"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage anthropicUsage `json:"usage"`
+}
+
+type anthropicUsage struct {
+	InputTokens              *int64 `json:"input_tokens"`
+	OutputTokens             *int64 `json:"output_tokens"`
+	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+}
+
+// anthropicCounts are the counts so far; message_delta's are cumulative and replace them.
+type anthropicCounts struct{ input, output, cacheRead, cacheCreation int64 }
+
+func (c *anthropicCounts) take(u anthropicUsage) {
+	set := func(dst *int64, src *int64) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&c.input, u.InputTokens)
+	set(&c.output, u.OutputTokens)
+	set(&c.cacheRead, u.CacheReadInputTokens)
+	set(&c.cacheCreation, u.CacheCreationInputTokens)
+}
+
+// anthropicBlock assembles one streamed content block.
+type anthropicBlock struct {
+	kind      string // text | tool_use | thinking | redacted_thinking (others are ignored)
+	id, name  string
+	text      strings.Builder // text, thinking, or a tool_use's input JSON
+	signature string
+	data      string
+	input     json.RawMessage // a tool_use's input given whole at the block's start
+}
+
+// pingDecoder passes Anthropic's ping events to onPing (the SDK's stream skips them).
+type pingDecoder struct {
+	ssestream.Decoder
+	onPing func()
+}
+
+func (p pingDecoder) Next() bool {
+	ok := p.Decoder.Next()
+	if ok && p.Event().Type == "ping" {
+		p.onPing()
+	}
+	return ok
+}
 
 // completeAnthropic streams a Messages response. The answer is final only at message_stop.
 func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret string, onChunk func()) (Response, error) {
@@ -44,28 +555,43 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 		opts = append(opts, option.WithAPIKey(secret))
 	}
 	client := anthropic.NewClient(opts...)
-	params := anthropic.MessageNewParams{Model: anthropic.Model(req.Model), MaxTokens: req.MaxTokens}
-	if params.MaxTokens <= 0 {
-		params.MaxTokens = defaultMaxTokens
-	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case "system":
-			params.System = append(params.System, anthropic.TextBlockParam{Text: m.Content})
-		case "assistant":
-			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(anthropic.NewTextBlock(m.Content)))
-		default:
-			params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Content)))
+	body, jsonTool := anthropicBody(req.Model, req.Turn, nil)
+	var callOpts []option.RequestOption
+	if req.Turn.Wire == policy.WireAnthropic {
+		for _, kv := range extraFields(req.Turn.Extra, anthropicOwnKeys, body, anthropicOverridable(req.Turn)) {
+			callOpts = append(callOpts, option.WithJSONSet(kv.path, kv.value))
 		}
 	}
 
 	// As for OpenAI: the SDK sends the request and parses SSE; events decode into a lean struct.
 	var raw *http.Response
-	err := client.Post(ctx, "v1/messages", params, &raw, option.WithJSONSet("stream", true))
-	stream := ssestream.NewStream[anthropicEvent](ssestream.NewDecoder(raw), err)
-	defer stream.Close()
-	var text strings.Builder
+	err := client.Post(ctx, "v1/messages", body, &raw, callOpts...)
 	var resp Response
+	dec := ssestream.NewDecoder(raw)
+	if dec != nil {
+		// A ping is a keep-alive: it re-arms the idle timer (once the stream has started) but is
+		// not a chunk.
+		dec = pingDecoder{Decoder: dec, onPing: func() {
+			if resp.Chunks > 0 {
+				onChunk()
+			}
+		}}
+	}
+	stream := ssestream.NewStream[anthropicEvent](dec, err)
+	defer stream.Close()
+	var blocks []*anthropicBlock
+	byIndex := map[int]*anthropicBlock{}
+	block := func(index int, kind string) *anthropicBlock {
+		b := byIndex[index]
+		if b == nil { // a delta without its block's start
+			b = &anthropicBlock{kind: kind}
+			blocks = append(blocks, b)
+			byIndex[index] = b
+		}
+		return b
+	}
+	var counts anthropicCounts
+	var stopReason string
 	stopped := false
 	for stream.Next() {
 		resp.Chunks++
@@ -73,19 +599,36 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 		ev := stream.Current()
 		switch ev.Type {
 		case "message_start":
-			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
+			counts.take(ev.Message.Usage)
+		case "content_block_start":
+			cb := ev.ContentBlock
+			b := &anthropicBlock{kind: cb.Type, id: cb.ID, name: cb.Name, signature: cb.Signature, data: cb.Data, input: cb.Input}
+			b.text.WriteString(cb.Text)
+			b.text.WriteString(cb.Thinking)
+			blocks = append(blocks, b)
+			byIndex[ev.Index] = b
 		case "content_block_delta":
-			if ev.Delta.Type == "text_delta" {
-				text.WriteString(ev.Delta.Text)
+			switch ev.Delta.Type {
+			case "text_delta":
+				block(ev.Index, "text").text.WriteString(ev.Delta.Text)
+			case "input_json_delta":
+				block(ev.Index, "tool_use").text.WriteString(ev.Delta.PartialJSON)
+			case "thinking_delta":
+				block(ev.Index, "thinking").text.WriteString(ev.Delta.Thinking)
+			case "signature_delta":
+				b := block(ev.Index, "thinking")
+				b.signature += ev.Delta.Signature
 			}
 		case "message_delta":
-			resp.FinishReason = ev.Delta.StopReason
-			resp.Usage.OutputTokens = ev.Usage.OutputTokens
+			if ev.Delta.StopReason != "" {
+				stopReason = ev.Delta.StopReason
+			}
+			counts.take(ev.Usage)
 		case "message_stop":
 			stopped = true
 		}
 	}
-	resp.Text = text.String()
+	resp.Answer = anthropicAnswer(blocks, stopReason, counts, jsonTool)
 	if err := stream.Err(); err != nil {
 		return resp, err
 	}
@@ -99,4 +642,60 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 		return resp, &Error{Stream: FaultCut, Message: errCut.Error() + " (no message_stop)", Partial: true}
 	}
 	return resp, nil
+}
+
+// anthropicAnswer assembles the streamed blocks into an answer.
+func anthropicAnswer(blocks []*anthropicBlock, stopReason string, c anthropicCounts, jsonTool string) policy.Answer {
+	a := policy.Answer{
+		FinishReason: anthropicFinish(stopReason),
+		// OpenAI's meaning: input counts the cached input too.
+		Usage: policy.Usage{Input: c.input + c.cacheRead + c.cacheCreation, Output: c.output, CachedInput: c.cacheRead},
+	}
+	var text strings.Builder
+	jsonAnswer, haveJSON := "", false
+	for _, b := range blocks {
+		switch b.kind {
+		case "text":
+			text.WriteString(b.text.String())
+		case "tool_use":
+			args := b.text.String()
+			if strings.TrimSpace(args) == "" && len(b.input) > 0 {
+				args = compactJSON(b.input)
+			}
+			args = orEmptyObject(args)
+			if jsonTool != "" && b.name == jsonTool && !haveJSON {
+				jsonAnswer, haveJSON = args, true
+				continue
+			}
+			a.ToolCalls = append(a.ToolCalls, policy.ToolCall{ID: b.id, Name: b.name, Arguments: args})
+		case "thinking":
+			a.Reasoning = append(a.Reasoning, policy.Part{Type: policy.PartReasoning, Text: b.text.String(), Signature: b.signature})
+		case "redacted_thinking":
+			a.Reasoning = append(a.Reasoning, policy.Part{Type: policy.PartReasoning, Redacted: b.data})
+		}
+	}
+	a.Text = text.String()
+	if haveJSON {
+		// The emulated JSON response format: the forced tool's input is the answer.
+		a.Text = jsonAnswer
+		if a.FinishReason == policy.FinishToolCalls && len(a.ToolCalls) == 0 {
+			a.FinishReason = policy.FinishStop
+		}
+	}
+	return a
+}
+
+// anthropicFinish is a stop reason in OpenAI's words.
+func anthropicFinish(reason string) string {
+	switch reason {
+	case "end_turn", "stop_sequence", "pause_turn", "":
+		return policy.FinishStop
+	case "max_tokens", "model_context_window_exceeded":
+		return policy.FinishLength
+	case "tool_use":
+		return policy.FinishToolCalls
+	case "refusal":
+		return policy.FinishContentFilter
+	}
+	return reason
 }

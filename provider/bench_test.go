@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
@@ -30,7 +31,7 @@ func BenchmarkStream1000Tokens(b *testing.B) {
 			defer fp.Close()
 			anthropic := p == "anthropic"
 			req := provider.Request{Provider: p, Model: "m", BaseURL: fp.BaseURL(p, anthropic),
-				Credential: provider.Credential{Key: "sk-bench"}, Messages: []provider.Message{{Role: "user", Content: "go"}}}
+				Credential: provider.Credential{Key: "sk-bench"}, Turn: policy.TextTurn("go")}
 			rawURL, rawBody := fp.BaseURL(p, anthropic)+"/chat/completions", `{"model":"m","stream":true,"messages":[]}`
 			if anthropic {
 				rawURL, rawBody = fp.BaseURL(p, anthropic)+"/v1/messages", `{"model":"m","stream":true,"max_tokens":5,"messages":[]}`
@@ -43,8 +44,8 @@ func BenchmarkStream1000Tokens(b *testing.B) {
 				t0 := time.Now()
 				resp, err := provider.Complete(context.Background(), req)
 				adapter += time.Since(t0)
-				if err != nil || len(resp.Text) != len(text) {
-					b.Fatalf("%v (%d bytes)", err, len(resp.Text))
+				if err != nil || len(resp.Answer.Text) != len(text) {
+					b.Fatalf("%v (%d bytes)", err, len(resp.Answer.Text))
 				}
 				chunks += resp.Chunks
 				t1 := time.Now()

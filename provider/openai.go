@@ -2,26 +2,363 @@ package provider
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/batonhq/baton/policy"
 )
+
+// The Chat Completions request body, built from a turn. Lean structs of our own, so the JSON is
+// exactly what the wire wants (raw schemas, either max-tokens spelling); the SDK sends it.
+type openAIRequest struct {
+	Model               string                `json:"model"`
+	Messages            []openAIMessage       `json:"messages"`
+	Stream              bool                  `json:"stream"`
+	StreamOptions       *openAIStreamOptions  `json:"stream_options,omitempty"`
+	Tools               []openAITool          `json:"tools,omitempty"`
+	ToolChoice          any                   `json:"tool_choice,omitempty"` // a string or a named choice
+	ParallelToolCalls   *bool                 `json:"parallel_tool_calls,omitempty"`
+	Temperature         *float64              `json:"temperature,omitempty"`
+	TopP                *float64              `json:"top_p,omitempty"`
+	MaxTokens           *int64                `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int64                `json:"max_completion_tokens,omitempty"`
+	Stop                []string              `json:"stop,omitempty"`
+	Seed                *int64                `json:"seed,omitempty"`
+	PresencePenalty     *float64              `json:"presence_penalty,omitempty"`
+	FrequencyPenalty    *float64              `json:"frequency_penalty,omitempty"`
+	ResponseFormat      *openAIResponseFormat `json:"response_format,omitempty"`
+	ReasoningEffort     string                `json:"reasoning_effort,omitempty"`
+}
+
+type openAIStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type openAIMessage struct {
+	Role       string           `json:"role"`
+	Content    any              `json:"content,omitempty"` // a string or []openAIContentPart
+	ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string           `json:"tool_call_id,omitempty"`
+}
+
+type openAIContentPart struct {
+	Type     string          `json:"type"` // text | image_url
+	Text     *string         `json:"text,omitempty"`
+	ImageURL *openAIImageURL `json:"image_url,omitempty"`
+}
+
+type openAIImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type openAIToolCall struct {
+	ID       string             `json:"id"`
+	Type     string             `json:"type"`
+	Function openAIFunctionCall `json:"function"`
+}
+
+type openAIFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type openAITool struct {
+	Type     string         `json:"type"`
+	Function openAIFunction `json:"function"`
+}
+
+type openAIFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+type openAINamedChoice struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+type openAIResponseFormat struct {
+	Type       string            `json:"type"`
+	JSONSchema *openAIJSONSchema `json:"json_schema,omitempty"`
+}
+
+type openAIJSONSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// openAIOwnKeys are the body fields the adapter always sets: Extra never overrides them.
+var openAIOwnKeys = map[string]bool{"model": true, "messages": true, "stream": true, "stream_options": true}
+
+// jsonOutputName names a JSON response format that has no name of its own.
+const jsonOutputName = "json_output"
+
+// toolImagesNote introduces the images of tool results, which OpenAI's tool messages cannot hold.
+const toolImagesNote = "Attached image(s) from tool result:"
+
+// openAIBody translates a turn to a Chat Completions body (streaming), noting what it drops.
+func openAIBody(model string, t policy.Turn, d *drops) openAIRequest {
+	body := openAIRequest{
+		Model: model, Stream: true,
+		StreamOptions: &openAIStreamOptions{IncludeUsage: true},
+		Messages:      openAIMessages(t.Messages, d),
+	}
+	if body.Messages == nil {
+		body.Messages = []openAIMessage{}
+	}
+	for _, tool := range t.Tools {
+		if len(tool.CacheControl) > 0 {
+			d.add("tools.cacheControl")
+		}
+		body.Tools = append(body.Tools, openAITool{Type: "function", Function: openAIFunction{
+			Name: tool.Name, Description: tool.Description, Parameters: rawJSON(tool.Schema), Strict: tool.Strict}})
+	}
+	if len(body.Tools) > 0 {
+		if c := t.ToolChoice; c != nil {
+			switch c.Type {
+			case policy.ToolChoiceNamed:
+				named := openAINamedChoice{Type: "function"}
+				named.Function.Name = c.Name
+				body.ToolChoice = named
+			default:
+				body.ToolChoice = c.Type
+			}
+		}
+		body.ParallelToolCalls = t.ParallelToolCalls
+	} else {
+		if t.ToolChoice != nil {
+			d.add("toolChoice")
+		}
+		if t.ParallelToolCalls != nil {
+			d.add("parallelToolCalls")
+		}
+	}
+
+	p := t.Params
+	body.Temperature, body.TopP, body.Stop, body.Seed = p.Temperature, p.TopP, p.Stop, p.Seed
+	body.PresencePenalty, body.FrequencyPenalty = p.PresencePenalty, p.FrequencyPenalty
+	if p.MaxTokens != nil {
+		if p.MaxTokensField == "max_tokens" {
+			body.MaxTokens = p.MaxTokens
+		} else {
+			body.MaxCompletionTokens = p.MaxTokens
+		}
+	}
+	if f := p.ResponseFormat; f != nil {
+		body.ResponseFormat = &openAIResponseFormat{Type: f.Type}
+		if f.Type == policy.FormatJSONSchema {
+			name := f.Name
+			if name == "" {
+				name = jsonOutputName
+			}
+			body.ResponseFormat.JSONSchema = &openAIJSONSchema{Name: name, Description: f.Description, Schema: rawJSON(f.Schema), Strict: f.Strict}
+		}
+	}
+	switch {
+	case p.ReasoningEffort != "":
+		body.ReasoningEffort = p.ReasoningEffort
+	case p.ThinkingBudget != nil && *p.ThinkingBudget > 0:
+		body.ReasoningEffort = policy.ReasoningEffort(*p.ThinkingBudget)
+	}
+	return body
+}
+
+// openAIMessages translates the conversation. Tool results become one tool message each; the
+// images they hold follow, after the run of tool messages, in one user message.
+func openAIMessages(msgs []policy.Message, d *drops) []openAIMessage {
+	var out []openAIMessage
+	var toolImages []openAIContentPart // images of the current run of tool messages
+	flushImages := func() {
+		if len(toolImages) > 0 {
+			note := toolImagesNote
+			parts := append([]openAIContentPart{{Type: "text", Text: &note}}, toolImages...)
+			out = append(out, openAIMessage{Role: policy.RoleUser, Content: parts})
+			toolImages = nil
+		}
+	}
+	for _, m := range msgs {
+		// Tool results (of a tool message, or of a user message) become tool messages.
+		rest := m.Content[:0:0]
+		for _, p := range m.Content {
+			if p.Type != policy.PartToolResult || m.Role == policy.RoleAssistant || m.Role == policy.RoleSystem || m.Role == policy.RoleDeveloper {
+				if m.Role != policy.RoleTool {
+					rest = append(rest, p)
+				} else {
+					d.add("messages.content." + p.Type + inRole(policy.RoleTool))
+				}
+				continue
+			}
+			if p.IsError {
+				d.add("messages.content.isError")
+			}
+			if len(p.CacheControl) > 0 {
+				d.add("messages.content.cacheControl")
+			}
+			text := policy.PartsText(p.Result)
+			images := 0
+			for _, r := range p.Result {
+				switch r.Type {
+				case policy.PartImage:
+					toolImages = append(toolImages, openAIImagePart(r))
+					images++
+				case policy.PartText:
+				default:
+					d.add("messages.content.result." + r.Type)
+				}
+				if len(r.CacheControl) > 0 {
+					d.add("messages.content.cacheControl")
+				}
+			}
+			if text == "" && images > 0 {
+				text = "(see attached image)"
+			}
+			out = append(out, openAIMessage{Role: "tool", ToolCallID: openAICallID(p.CallID), Content: text})
+		}
+		if len(rest) == 0 {
+			continue
+		}
+		flushImages()
+		switch m.Role {
+		case policy.RoleSystem, policy.RoleDeveloper:
+			if c := openAIContent(rest, m.Role, d); c != nil {
+				out = append(out, openAIMessage{Role: m.Role, Content: c})
+			}
+		case policy.RoleAssistant:
+			msg := openAIMessage{Role: policy.RoleAssistant}
+			var texts []policy.Part
+			for _, p := range rest {
+				if len(p.CacheControl) > 0 {
+					d.add("messages.content.cacheControl")
+				}
+				switch p.Type {
+				case policy.PartToolCall:
+					args := p.Arguments
+					if strings.TrimSpace(args) == "" {
+						args = "{}"
+					}
+					msg.ToolCalls = append(msg.ToolCalls, openAIToolCall{ID: openAICallID(p.CallID), Type: "function",
+						Function: openAIFunctionCall{Name: p.Name, Arguments: args}})
+				case policy.PartReasoning:
+					d.add("messages.content.reasoning" + inRole(policy.RoleAssistant))
+				default:
+					texts = append(texts, p)
+				}
+			}
+			msg.Content = openAIContent(texts, policy.RoleAssistant, d)
+			if msg.Content != nil || len(msg.ToolCalls) > 0 {
+				out = append(out, msg)
+			}
+		default: // user
+			if c := openAIContent(rest, policy.RoleUser, d); c != nil {
+				out = append(out, openAIMessage{Role: policy.RoleUser, Content: c})
+			}
+		}
+	}
+	flushImages()
+	return out
+}
+
+// openAIContent is a message's content: a plain string for one text part (what every compatible
+// server accepts), else content parts. Images go only in user messages. nil: nothing to send.
+func openAIContent(parts []policy.Part, role string, d *drops) any {
+	var out []openAIContentPart
+	for _, p := range parts {
+		if len(p.CacheControl) > 0 {
+			d.add("messages.content.cacheControl")
+		}
+		switch {
+		case p.Type == policy.PartText:
+			text := p.Text
+			out = append(out, openAIContentPart{Type: "text", Text: &text})
+		case p.Type == policy.PartImage && role == policy.RoleUser:
+			out = append(out, openAIImagePart(p))
+		default:
+			d.add("messages.content." + p.Type + inRole(role))
+		}
+	}
+	switch {
+	case len(out) == 0:
+		return nil
+	case len(out) == 1 && out[0].Type == "text":
+		return *out[0].Text
+	}
+	return out
+}
+
+func openAIImagePart(p policy.Part) openAIContentPart {
+	url := p.URL
+	if len(p.Data) > 0 {
+		mt := p.MediaType
+		if mt == "" {
+			mt = policy.SniffImage(p.Data)
+		}
+		url = "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
+	}
+	return openAIContentPart{Type: "image_url", ImageURL: &openAIImageURL{URL: url, Detail: p.Detail}}
+}
+
+// openAIMaxIDLen is the longest tool-call id OpenAI accepts.
+const openAIMaxIDLen = 40
+
+// openAICallID keeps a tool-call id within OpenAI's 40 characters: a longer one (another
+// provider's) becomes a stable digest of itself, the same in the call and in its result.
+func openAICallID(id string) string {
+	if len(id) <= openAIMaxIDLen {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return ("call_" + hex.EncodeToString(sum[:]))[:openAIMaxIDLen]
+}
 
 // openAIChunk is the part of a chat.completion.chunk an answer needs.
 type openAIChunk struct {
 	Choices []struct {
+		Index int `json:"index"`
 		Delta struct {
-			Content string `json:"content"`
+			Content          string `json:"content"`
+			Refusal          string `json:"refusal"`
+			ReasoningContent string `json:"reasoning_content"` // DeepSeek, vLLM and other compatible servers
+			Reasoning        string `json:"reasoning"`         // OpenRouter, newer vLLM
+			ToolCalls        []struct {
+				Index    *int   `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
+}
+
+// toolCallBuilder assembles one streamed tool call.
+type toolCallBuilder struct {
+	id, name string
+	args     strings.Builder
 }
 
 // completeOpenAI streams a Chat Completion (OpenAI or any compatible endpoint). The answer is
@@ -33,49 +370,82 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0), // the workflow owns every retry
 	)
-	params := openai.ChatCompletionNewParams{
-		Model:         req.Model,
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case "system":
-			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
-		case "assistant":
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
-		default:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
+	body := openAIBody(req.Model, req.Turn, nil)
+	opts := []option.RequestOption{option.WithHeader("Authorization", "Bearer "+secret)}
+	if req.Turn.Wire == policy.WireOpenAI {
+		for _, kv := range extraFields(req.Turn.Extra, openAIOwnKeys, body, nil) {
+			opts = append(opts, option.WithJSONSet(kv.path, kv.value))
 		}
 	}
-	if req.MaxTokens > 0 {
-		params.MaxCompletionTokens = openai.Int(req.MaxTokens)
-	}
 
-	// The SDK builds, authenticates and sends the request and parses the SSE framing; each chunk is
+	// The SDK authenticates and sends the request and parses the SSE framing; each chunk is
 	// decoded into the few fields an answer needs (the SDK's full chunk type costs several µs
 	// per chunk in reflection).
 	var raw *http.Response
-	err := client.Post(ctx, "chat/completions", params, &raw,
-		option.WithJSONSet("stream", true), option.WithHeader("Authorization", "Bearer "+secret))
+	err := client.Post(ctx, "chat/completions", body, &raw, opts...)
 	stream := ssestream.NewStream[openAIChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
-	var text strings.Builder
+	var text, reasoning strings.Builder
+	var calls []*toolCallBuilder
+	byIndex := map[int]*toolCallBuilder{}
 	var resp Response
+	a := &resp.Answer
 	for stream.Next() {
 		chunk := stream.Current()
 		resp.Chunks++
 		onChunk()
-		if chunk.Usage != nil {
-			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+		if u := chunk.Usage; u != nil {
+			a.Usage = policy.Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
+			if u.PromptTokensDetails != nil {
+				a.Usage.CachedInput = u.PromptTokensDetails.CachedTokens
+			}
 		}
 		for _, c := range chunk.Choices {
+			if c.Index != 0 {
+				continue // only the first choice is an answer
+			}
 			text.WriteString(c.Delta.Content)
+			text.WriteString(c.Delta.Refusal)
+			if c.Delta.ReasoningContent != "" {
+				reasoning.WriteString(c.Delta.ReasoningContent)
+			} else {
+				reasoning.WriteString(c.Delta.Reasoning)
+			}
+			for _, tc := range c.Delta.ToolCalls {
+				var b *toolCallBuilder
+				if tc.Index != nil {
+					b = byIndex[*tc.Index]
+				} else if len(calls) > 0 {
+					b = calls[len(calls)-1]
+				}
+				// A new call: a new index, or a new id where a server reuses the index.
+				if b == nil || tc.ID != "" && b.id != "" && tc.ID != b.id {
+					b = &toolCallBuilder{}
+					calls = append(calls, b)
+					if tc.Index != nil {
+						byIndex[*tc.Index] = b
+					}
+				}
+				if b.id == "" {
+					b.id = tc.ID
+				}
+				if b.name == "" {
+					b.name = tc.Function.Name
+				}
+				b.args.WriteString(tc.Function.Arguments)
+			}
 			if c.FinishReason != "" {
-				resp.FinishReason = c.FinishReason
+				a.FinishReason = c.FinishReason
 			}
 		}
 	}
-	resp.Text = text.String()
+	a.Text = text.String()
+	if reasoning.Len() > 0 {
+		a.Reasoning = []policy.Part{{Type: policy.PartReasoning, Text: reasoning.String()}}
+	}
+	for _, b := range calls {
+		a.ToolCalls = append(a.ToolCalls, policy.ToolCall{ID: orNewCallID(b.id), Name: b.name, Arguments: orEmptyObject(b.args.String())})
+	}
 	if err := stream.Err(); err != nil {
 		return resp, err
 	}
@@ -85,11 +455,45 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 	cap.mu.Lock()
 	sawDone := cap.sawDone
 	cap.mu.Unlock()
-	if resp.FinishReason == "" && !sawDone {
+	if a.FinishReason == "" && !sawDone {
 		if resp.Chunks == 0 {
 			return resp, &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
 		}
 		return resp, &Error{Stream: FaultCut, Message: errCut.Error() + " (no finish reason, no [DONE])", Partial: true}
 	}
+	a.FinishReason = openAIFinish(a.FinishReason, len(a.ToolCalls) > 0)
 	return resp, nil
+}
+
+// openAIFinish normalises a finish reason: the legacy function_call is tool_calls, and so is a
+// plain stop (or none) from a server that made tool calls.
+func openAIFinish(reason string, toolCalls bool) string {
+	switch {
+	case reason == "function_call":
+		return policy.FinishToolCalls
+	case toolCalls && (reason == "" || reason == policy.FinishStop):
+		return policy.FinishToolCalls
+	case reason == "":
+		return policy.FinishStop // [DONE] without a finish reason
+	}
+	return reason
+}
+
+// orNewCallID gives a tool call that came without an id (some compatible servers) a fresh one,
+// so its result can name it.
+func orNewCallID(id string) string {
+	if id != "" {
+		return id
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "call_" + hex.EncodeToString(b)
+}
+
+// orEmptyObject is a tool call's arguments, {} when the model sent none.
+func orEmptyObject(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return "{}"
+	}
+	return args
 }

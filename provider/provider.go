@@ -2,21 +2,31 @@
 // every retry). An attempt either returns a complete answer or an *Error precise enough to
 // classify: a stream that is cut, stalls, or carries an error event is a failure, never a
 // truncated success.
+//
+// Each adapter translates a whole policy.Turn (conversation, images, tools, tool results,
+// reasoning, sampling and output controls) to its wire and assembles the streamed answer back into
+// a policy.Answer (text, tool calls, reasoning, finish reason, usage). Dropped lists what a wire
+// leaves out of a turn.
 package provider
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/batonhq/baton/policy"
 )
 
 // Wire formats.
@@ -36,12 +46,6 @@ var defaultBaseURLs = map[string]string{
 	"openai":     "https://api.openai.com/v1",
 	"openrouter": "https://openrouter.ai/api/v1",
 	"anthropic":  "https://api.anthropic.com",
-}
-
-// Message is one turn of the conversation.
-type Message struct {
-	Role    string `json:"role"` // system | user | assistant
-	Content string `json:"content"`
 }
 
 // Credential is the secret an attempt uses. It lives only in the activity's memory.
@@ -72,12 +76,13 @@ type Request struct {
 	API        string // empty: by provider (anthropic → Anthropic Messages, else OpenAI Chat Completions)
 	BaseURL    string // empty: the provider's default
 	Credential Credential
-	Messages   []Message
-	MaxTokens  int64
+	// Turn is the whole model turn: the conversation, the tools, the sampling and output controls.
+	Turn policy.Turn
 
 	FirstTokenTimeout time.Duration
 	IdleTimeout       time.Duration
-	// OnChunk is called for every chunk received, so the activity can heartbeat.
+	// OnChunk is called for every chunk received (and for an Anthropic keep-alive ping once the
+	// stream has started), so the activity can heartbeat.
 	OnChunk func()
 	// HTTPClient, when set, replaces the default transport (tests, proxies).
 	HTTPClient *http.Client
@@ -88,18 +93,12 @@ type Request struct {
 	Now func() time.Time
 }
 
-// Usage is the token count the provider reported.
-type Usage struct {
-	InputTokens  int64 `json:"inputTokens"`
-	OutputTokens int64 `json:"outputTokens"`
-}
-
 // Response is a complete answer.
 type Response struct {
-	Text         string `json:"text"`
-	Usage        Usage  `json:"usage"`
-	FinishReason string `json:"finishReason"`
-	Chunks       int    `json:"chunks"`
+	// Answer is the model's answer: text, tool calls, reasoning, finish reason (in OpenAI's words)
+	// and usage (in OpenAI's meaning: Input counts cached input too).
+	Answer policy.Answer `json:"answer"`
+	Chunks int           `json:"chunks"`
 	// Refreshed holds a credential refreshed for this call, for the caller to store. It is a
 	// secret: never log or return it from an activity.
 	Refreshed *Credential `json:"-"`
@@ -221,7 +220,7 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, toError(ctx, err, cap, resp.Chunks > 0, secret)
 	}
-	if strings.TrimSpace(resp.Text) == "" {
+	if resp.Answer.Empty() {
 		return Response{}, &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
 	}
 	resp.Refreshed = refreshed
@@ -462,4 +461,147 @@ func preview(b []byte) string {
 		s = s[:previewMax] + "…"
 	}
 	return s
+}
+
+// drops collects the turn's fields a wire cannot carry, each once, in the order met. A nil
+// *drops collects nothing (a call does not need the list; Dropped does).
+type drops struct {
+	seen map[string]bool
+	list []string
+}
+
+func (d *drops) add(field string) {
+	if d == nil || d.seen[field] {
+		return
+	}
+	if d.seen == nil {
+		d.seen = map[string]bool{}
+	}
+	d.seen[field] = true
+	d.list = append(d.list, field)
+}
+
+// Dropped lists the fields of a turn that a wire (APIOpenAICompletions or APIAnthropicMessages;
+// anything else is read as the first) cannot carry and leaves out, for logs: parameters
+// ("params.seed"), fields of tools ("tools.strict"), fields of message content
+// ("messages.content.cacheControl"), parts the wire cannot take where they are
+// ("messages.content.reasoning (in an assistant message)"), and extra fields not forwarded
+// ("extra.KEY": meant for the other wire, or one the adapter sets itself). What the wire carries in
+// another form (a tool result's image moved to a user message, a JSON response format emulated by
+// a tool, a temperature clamped to Anthropic's range) is not listed.
+func Dropped(t policy.Turn, api string) []string {
+	d := &drops{}
+	wire, forwarded := policy.WireOpenAI, map[string]bool{}
+	if api == APIAnthropicMessages {
+		wire = policy.WireAnthropic
+		body, _ := anthropicBody("m", t, d)
+		if t.Wire == wire {
+			for _, f := range extraFields(t.Extra, anthropicOwnKeys, body, anthropicOverridable(t)) {
+				forwarded[f.key] = true
+			}
+		}
+	} else {
+		body := openAIBody("m", t, d)
+		if t.Wire == wire {
+			for _, f := range extraFields(t.Extra, openAIOwnKeys, body, nil) {
+				forwarded[f.key] = true
+			}
+		}
+	}
+	for _, k := range sortedKeys(t.Extra) {
+		if !forwarded[k] {
+			d.add("extra." + k)
+		}
+	}
+	return d.list
+}
+
+// inRole names where a dropped part was: " (in a user message)", " (in an assistant message)".
+func inRole(role string) string {
+	article := "a"
+	if role == "" {
+		role = "untyped"
+	}
+	if strings.IndexByte("aeiou", role[0]) >= 0 {
+		article = "an"
+	}
+	return " (in " + article + " " + role + " message)"
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// jsonField is one extra top-level field to set on a request body.
+type jsonField struct {
+	key   string
+	path  string // an sjson path naming exactly the key
+	value json.RawMessage
+}
+
+// extraFields are the caller's extra fields to set on body (in key order): all but the keys the
+// adapter always sets (own) and those body already carries, unless overridable names them (a
+// default the adapter chose without the turn asking, such as Anthropic's max_tokens).
+func extraFields(extra map[string]json.RawMessage, own map[string]bool, body any, overridable map[string]bool) []jsonField {
+	if len(extra) == 0 {
+		return nil
+	}
+	present := presentKeys(body)
+	var out []jsonField
+	for _, k := range sortedKeys(extra) {
+		if own[k] || (present[k] && !overridable[k]) {
+			continue
+		}
+		v := extra[k]
+		if len(v) == 0 || !json.Valid(v) {
+			continue
+		}
+		out = append(out, jsonField{key: k, path: sjsonKey(k), value: v})
+	}
+	return out
+}
+
+// presentKeys are the JSON keys a request body struct writes (without marshalling it: it may
+// hold images).
+func presentKeys(body any) map[string]bool {
+	v := reflect.ValueOf(body)
+	present := map[string]bool{}
+	for i := 0; i < v.NumField(); i++ {
+		name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		f := v.Field(i)
+		empty := f.IsZero() || (f.Kind() == reflect.Slice || f.Kind() == reflect.Map) && f.Len() == 0
+		if name != "" && name != "-" && (!empty || !strings.Contains(opts, "omitempty")) {
+			present[name] = true
+		}
+	}
+	return present
+}
+
+// sjsonKey escapes a key for an sjson path, so that a key such as "a.b" stays one key.
+func sjsonKey(k string) string {
+	var b strings.Builder
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; c {
+		case '.', '*', '?', '|', '#', '@', '\\', ':', '!', '=', '<', '>', '%', '"', ',', '[', ']', '{', '}', '(', ')':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// rawJSON is a caller's raw JSON value, or nothing when it is not valid JSON (it would fail the
+// whole request body).
+func rawJSON(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 || !json.Valid(r) {
+		return nil
+	}
+	return r
 }

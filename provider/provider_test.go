@@ -34,7 +34,7 @@ func request(fp *fakeprovider.Server, providerID string) provider.Request {
 	return provider.Request{
 		Provider: providerID, Model: "m", BaseURL: fp.BaseURL(providerID, anthropic),
 		Credential:        provider.Credential{Type: "api_key", Key: secret},
-		Messages:          []provider.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}},
+		Turn:              policy.Turn{Messages: []policy.Message{system("be brief"), user("hi")}},
 		FirstTokenTimeout: 500 * time.Millisecond, IdleTimeout: 300 * time.Millisecond,
 	}
 }
@@ -128,8 +128,8 @@ func TestEveryFaultKindGivesTheRightFailureOnBothAdapters(t *testing.T) {
 				if !errors.As(err, &e) {
 					t.Fatalf("got %+v, %v; want a *provider.Error (never a success with partial text)", resp, err)
 				}
-				if resp.Text != "" {
-					t.Errorf("partial text returned: %q", resp.Text)
+				if resp.Answer.Text != "" {
+					t.Errorf("partial text returned: %q", resp.Answer.Text)
 				}
 				c.check(t, e)
 				if strings.Contains(err.Error(), secret) || strings.Contains(e.BodyPreview, secret) || strings.Contains(e.Message, secret) {
@@ -152,7 +152,7 @@ func TestBothAdaptersStreamACompleteAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Text != "an answer in five words" || resp.Usage.InputTokens != 12 || resp.Usage.OutputTokens != 5 || resp.FinishReason == "" {
+			if a := resp.Answer; a.Text != "an answer in five words" || a.Usage.Input != 12 || a.Usage.Output != 5 || a.FinishReason != policy.FinishStop {
 				t.Errorf("%+v", resp)
 			}
 			if chunks < 5 {
@@ -170,7 +170,7 @@ func TestOpenAICompatibleBaseURLRouting(t *testing.T) {
 	fp := start(t, []fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "ollama"}, Respond: []fakeprovider.Response{{Text: "from ollama"}}}})
 	req := request(fp, "ollama")
 	resp, err := provider.Complete(context.Background(), req)
-	if err != nil || resp.Text != "from ollama" {
+	if err != nil || resp.Answer.Text != "from ollama" {
 		t.Fatalf("%+v %v", resp, err)
 	}
 	if _, err := provider.Complete(context.Background(), provider.Request{Provider: "nowhere", Model: "m"}); err == nil ||

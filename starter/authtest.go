@@ -77,7 +77,7 @@ func runAuthTest(ctx context.Context, args []string, out, errOut io.Writer) int 
 	resp, err := provider.Complete(ctx, provider.Request{
 		Provider: ref.Provider, Model: ref.Model, API: pc.API, BaseURL: pc.BaseURL,
 		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
-		Messages:          []provider.Message{{Role: "user", Content: *message}},
+		Turn:              policy.TextTurn(*message),
 		FirstTokenTimeout: *timeout, IdleTimeout: *timeout,
 		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
 	})
@@ -102,6 +102,6 @@ func runAuthTest(ctx context.Context, args []string, out, errOut io.Writer) int 
 			return exitFailure
 		}
 	}
-	fmt.Fprintf(out, "%s via %s: %q (%d input, %d output tokens)\n", ref, id, resp.Text, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	fmt.Fprintf(out, "%s via %s: %q (%d input, %d output tokens)\n", ref, id, resp.Answer.Text, resp.Answer.Usage.Input, resp.Answer.Usage.Output)
 	return 0
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -27,6 +28,15 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the whole result as JSON")
 	wait := fs.Duration("wait", 0, "when every model is cooling down, wait (durably) up to this long for the first to come back instead of failing")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the answer")
+	system := fs.String("system", "", "a system prompt")
+	temperature := fs.Float64("temperature", 0, "sampling temperature (0..2)")
+	maxTokens := fs.Int64("max-tokens", 0, "the most tokens the answer may have")
+	var images []string
+	fs.Func("image", "an image file (PNG, JPEG, GIF or WebP) to send with the message; repeatable", func(s string) error {
+		images = append(images, s)
+		return nil
+	})
+	storeURL := storeFlag(fs)
 	set, code, ok := parseFlags(fs, args, errOut)
 	if !ok {
 		return code
@@ -50,6 +60,25 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton reply: --wait must not be negative, got %v\n", *wait)
 		return exitUsage
 	}
+	turn, err := cliTurn(message, *system, images)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton reply: %v\n", err)
+		return exitUsage
+	}
+	if set["temperature"] {
+		if *temperature < 0 || *temperature > 2 {
+			fmt.Fprintf(errOut, "baton reply: --temperature: %v is not 0..2\n", *temperature)
+			return exitUsage
+		}
+		turn.Params.Temperature = temperature
+	}
+	if set["max-tokens"] {
+		if *maxTokens < 1 {
+			fmt.Fprintf(errOut, "baton reply: --max-tokens: %d is not a positive number\n", *maxTokens)
+			return exitUsage
+		}
+		turn.Params.MaxTokens = maxTokens
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	c, err := tf.dial(ctx)
@@ -58,7 +87,13 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	defer c.Close()
-	req := policy.ReplyRequest{Agent: *agent, Session: *session, Message: message, Model: *model, WaitForCooldown: *wait}
+	content := &lazyStore{url: *storeURL}
+	defer content.Close()
+	req, err := workflows.WithTurn(ctx, content, policy.ReplyRequest{Agent: *agent, Session: *session, Model: *model, WaitForCooldown: *wait}, turn)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton reply: %v\n", err)
+		return exitFailure
+	}
 	var res policy.ReplyResult
 	var run client.WorkflowRun
 	// A user's /model during the reply may end it for a restart with the new selection: once.
@@ -106,4 +141,27 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	fmt.Fprintln(out, res.Text)
 	return 0
+}
+
+// cliTurn is the turn `baton reply` sends: an optional system prompt, then the message with its
+// images. A file that is not an image of a type every wire takes is refused by name.
+func cliTurn(message, system string, images []string) (policy.Turn, error) {
+	user := policy.Message{Role: policy.RoleUser, Content: []policy.Part{policy.TextPart(message)}}
+	for _, path := range images {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return policy.Turn{}, fmt.Errorf("--image %s: %w", path, err)
+		}
+		mt := policy.SniffImage(data)
+		if mt == "" {
+			return policy.Turn{}, fmt.Errorf("--image %s: not a PNG, JPEG, GIF or WebP image", path)
+		}
+		user.Content = append(user.Content, policy.Part{Type: policy.PartImage, MediaType: mt, Data: data})
+	}
+	var turn policy.Turn
+	if system != "" {
+		turn.Messages = append(turn.Messages, policy.Message{Role: policy.RoleSystem, Content: []policy.Part{policy.TextPart(system)}})
+	}
+	turn.Messages = append(turn.Messages, user)
+	return turn, nil
 }

@@ -19,13 +19,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batonhq/baton/internal/wire"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
 
-// runServe is `baton serve`: an OpenAI-compatible endpoint in front of ReplyWorkflow.
+// runServe is `baton serve`: OpenAI- and Anthropic-compatible endpoints in front of ReplyWorkflow.
 func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var tf temporalFlags
@@ -33,6 +34,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on")
 	configPath := fs.String("config", os.Getenv("BATON_CONFIG"), "OpenClaw-shaped config, for GET /v1/models (env BATON_CONFIG)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest a request waits for its reply")
+	storeURL := storeFlag(fs)
 	set, code, ok := parseFlags(fs, args, errOut)
 	if !ok {
 		return code
@@ -55,6 +57,22 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton serve: --config / BATON_CONFIG: %v\n", err)
 		return exitUsage
 	}
+	maxBody := int64(DefaultMaxRequestBytes)
+	if v := os.Getenv("BATON_MAX_REQUEST_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1024 {
+			fmt.Fprintf(errOut, "baton serve: BATON_MAX_REQUEST_BYTES: %q is not a number of bytes (at least 1024)\n", v)
+			return exitUsage
+		}
+		maxBody = n
+	}
+	// Turns too large for a workflow input are kept in the store the worker reads.
+	st, err := openStore(ctx, *storeURL)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton serve: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	c, err := tf.dial(dctx)
 	cancel()
@@ -68,9 +86,10 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton serve: --listen %s: %v\n", *listen, err)
 		return exitFailure
 	}
-	srv := &http.Server{Handler: &server{client: c, taskQueue: tf.TaskQueue, token: token, config: cfg, timeout: *timeout},
+	srv := &http.Server{Handler: &server{client: c, taskQueue: tf.TaskQueue, token: token, config: cfg, timeout: *timeout,
+		content: st, maxBody: maxBody},
 		ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(out, "baton serve: OpenAI-compatible endpoint on http://%s/v1 (task queue %s)\n", l.Addr(), tf.TaskQueue)
+	fmt.Fprintf(out, "baton serve: OpenAI- and Anthropic-compatible endpoints on http://%s/v1 (task queue %s)\n", l.Addr(), tf.TaskQueue)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -107,36 +126,40 @@ type server struct {
 	token     string
 	config    *policy.Config
 	timeout   time.Duration
+	// content keeps turns too large to travel in the workflow input (the store).
+	content workflows.ContentPutter
+	// maxBody is BATON_MAX_REQUEST_BYTES (0: DefaultMaxRequestBytes).
+	maxBody int64
 }
 
-// apiError is an OpenAI-shaped error.
-type apiError struct {
-	status     int
-	Message    string `json:"message"`
-	Type       string `json:"type"`
-	Param      any    `json:"param"`
-	Code       any    `json:"code"`
-	retryAfter int
+// DefaultMaxRequestBytes bounds a request body unless BATON_MAX_REQUEST_BYTES says otherwise.
+const DefaultMaxRequestBytes = 32 << 20
+
+// door is one wire's front door: how it reads a request and writes an answer or an error.
+type door struct {
+	decode     func([]byte) (wire.Request, *wire.Error)
+	writeError func(http.ResponseWriter, *wire.Error)
+	answer     func(w http.ResponseWriter, r wire.Reply, req wire.Request)
 }
 
-func badRequest(param, format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...), Type: "invalid_request_error", Param: param}
-}
-
-func writeError(w http.ResponseWriter, e *apiError) {
-	w.Header().Set("Content-Type", "application/json")
-	if e.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
-	}
-	w.WriteHeader(e.status)
-	_ = json.NewEncoder(w).Encode(map[string]*apiError{"error": e})
-}
+var (
+	openAIDoor    = door{decode: wire.DecodeOpenAI, writeError: wire.WriteOpenAIError, answer: answerOpenAI}
+	anthropicDoor = door{decode: wire.DecodeAnthropic, writeError: wire.WriteAnthropicError, answer: answerAnthropic}
+)
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d := openAIDoor
+	if r.URL.Path == "/v1/messages" {
+		d = anthropicDoor
+	}
 	if s.token != "" {
 		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if key := r.Header.Get("x-api-key"); key != "" && r.URL.Path == "/v1/messages" {
+			got = key // Anthropic's clients send the key as x-api-key
+		}
 		if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
-			writeError(w, &apiError{status: http.StatusUnauthorized, Message: "missing or wrong bearer token", Type: "invalid_request_error", Code: "invalid_api_key"})
+			d.writeError(w, &wire.Error{Status: http.StatusUnauthorized, Message: "missing or wrong token (BATON_SERVE_TOKEN, as a bearer token or x-api-key)",
+				Type: "authentication_error", Code: "invalid_api_key"})
 			return
 		}
 	}
@@ -144,11 +167,14 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
 		s.models(w)
 	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
-		s.chat(w, r)
-	case r.URL.Path == "/v1/models" || r.URL.Path == "/v1/chat/completions":
-		writeError(w, &apiError{status: http.StatusMethodNotAllowed, Message: r.Method + " is not allowed here", Type: "invalid_request_error"})
+		s.turn(w, r, openAIDoor)
+	case r.URL.Path == "/v1/messages" && r.Method == http.MethodPost:
+		s.turn(w, r, anthropicDoor)
+	case r.URL.Path == "/v1/models" || r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/v1/messages":
+		d.writeError(w, &wire.Error{Status: http.StatusMethodNotAllowed, Message: r.Method + " is not allowed here", Type: "invalid_request_error"})
 	default:
-		writeError(w, &apiError{status: http.StatusNotFound, Message: "unknown path " + r.URL.Path + " (POST /v1/chat/completions, GET /v1/models)", Type: "invalid_request_error"})
+		d.writeError(w, &wire.Error{Status: http.StatusNotFound, Type: "not_found_error",
+			Message: "unknown path " + r.URL.Path + " (POST /v1/chat/completions, POST /v1/messages, GET /v1/models)"})
 	}
 }
 
@@ -180,138 +206,86 @@ func (s *server) models(w http.ResponseWriter) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }
 
-// chatRequest is the part of an OpenAI chat completion request baton reads; other fields
-// (temperature, max_tokens, …) are accepted and ignored.
-type chatRequest struct {
-	Model         json.RawMessage `json:"model"`
-	Messages      json.RawMessage `json:"messages"`
-	Stream        bool            `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	User      string    `json:"user"`
-	Fallbacks *[]string `json:"fallbacks"`
-}
-
-// decodeChat turns a request body into a reply request, naming the field that is wrong.
-func decodeChat(body []byte, session string) (policy.ReplyRequest, bool, bool, *apiError) {
-	var cr chatRequest
-	if err := json.Unmarshal(body, &cr); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return policy.ReplyRequest{}, false, false, badRequest(te.Field, "%s: want %s", te.Field, te.Type)
-		}
-		return policy.ReplyRequest{}, false, false, badRequest("", "the body is not valid JSON: %v", err)
-	}
-	var model string
-	if len(cr.Model) == 0 || json.Unmarshal(cr.Model, &model) != nil || strings.TrimSpace(model) == "" {
-		return policy.ReplyRequest{}, false, false, badRequest("model", "model: want \"provider/model\" or \"agent:<id>\"")
-	}
-	var raw []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
-	if len(cr.Messages) == 0 || json.Unmarshal(cr.Messages, &raw) != nil || len(raw) == 0 {
-		return policy.ReplyRequest{}, false, false, badRequest("messages", "messages: want a non-empty array of {role, content}")
+// decodeRequest reads a caller's body in its wire and says which reply it asks for: the agent,
+// the session, the chain (a provider/model is a job primary with the configured fallbacks unless
+// fallbacks is given; agent:<id> is that agent's chain), and the turn.
+func decodeRequest(decode func([]byte) (wire.Request, *wire.Error), body []byte, session string) (policy.ReplyRequest, wire.Request, *wire.Error) {
+	wr, werr := decode(body)
+	if werr != nil {
+		return policy.ReplyRequest{}, wr, werr
 	}
 	req := policy.ReplyRequest{Agent: "main", Session: session}
 	if req.Session == "" {
-		req.Session = cr.User
+		req.Session = wr.Session
 	}
-	for i, m := range raw {
-		field := fmt.Sprintf("messages[%d]", i)
-		role := m.Role
-		switch role {
-		case "system", "user", "assistant":
-		case "developer":
-			role = "system"
-		default:
-			return policy.ReplyRequest{}, false, false, badRequest(field+".role", "%s.role: %q is not system, developer, user or assistant", field, m.Role)
-		}
-		text, err := contentText(m.Content)
-		if err != nil {
-			return policy.ReplyRequest{}, false, false, badRequest(field+".content", "%s.content: %v", field, err)
-		}
-		req.Messages = append(req.Messages, policy.ChatMessage{Role: role, Content: text})
-	}
-	req.Message = req.Messages[len(req.Messages)-1].Content
+	model := strings.TrimSpace(wr.Model)
 	if agent, ok := strings.CutPrefix(model, "agent:"); ok {
 		if agent == "" {
-			return policy.ReplyRequest{}, false, false, badRequest("model", "model: \"agent:\" names no agent")
+			return req, wr, wire.BadRequest("model", "model: \"agent:\" names no agent")
 		}
 		req.Agent = agent
-		if cr.Fallbacks != nil {
-			return policy.ReplyRequest{}, false, false, badRequest("fallbacks", "fallbacks: goes with a provider/model, not an agent")
+		if wr.Fallbacks != nil {
+			return req, wr, wire.BadRequest("fallbacks", "fallbacks: goes with a provider/model, not an agent")
 		}
-	} else {
-		// A provider/model is a job primary: the configured fallbacks, unless fallbacks is given.
-		ref, err := policy.ParseModelRef(model)
-		if err != nil {
-			return policy.ReplyRequest{}, false, false, badRequest("model", "model: %v (or \"agent:<id>\")", err)
-		}
-		cp := &policy.CronPayload{Model: ref}
-		if cr.Fallbacks != nil {
-			cp.HasFallbacks, cp.Fallbacks = true, []policy.ModelRef{}
-			for i, f := range *cr.Fallbacks {
-				fr, err := policy.ParseModelRef(f)
-				if err != nil {
-					return policy.ReplyRequest{}, false, false, badRequest(fmt.Sprintf("fallbacks[%d]", i), "fallbacks[%d]: %v", i, err)
-				}
-				cp.Fallbacks = append(cp.Fallbacks, fr)
-			}
-		}
-		req.Cron = cp
+		return req, wr, nil
 	}
-	includeUsage := cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage
-	return req, cr.Stream, includeUsage, nil
-}
-
-// contentText reads a message's content: a string, or an array of {type: "text", text} parts.
-func contentText(raw json.RawMessage) (string, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("want a string or an array of text parts")
-	}
-	var b strings.Builder
-	for i, p := range parts {
-		if p.Type != "text" {
-			return "", fmt.Errorf("part %d has type %q; only text parts are supported", i, p.Type)
-		}
-		b.WriteString(p.Text)
-	}
-	return b.String(), nil
-}
-
-func (s *server) chat(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	ref, err := policy.ParseModelRef(model)
 	if err != nil {
-		writeError(w, badRequest("", "reading the body: %v", err))
+		return req, wr, wire.BadRequest("model", "model: %v (or \"agent:<id>\")", err)
+	}
+	cp := &policy.CronPayload{Model: ref}
+	if wr.Fallbacks != nil {
+		cp.HasFallbacks, cp.Fallbacks = true, []policy.ModelRef{}
+		for i, f := range *wr.Fallbacks {
+			fr, err := policy.ParseModelRef(f)
+			if err != nil {
+				return req, wr, wire.BadRequest(fmt.Sprintf("fallbacks[%d]", i), "fallbacks[%d]: %v", i, err)
+			}
+			cp.Fallbacks = append(cp.Fallbacks, fr)
+		}
+	}
+	req.Cron = cp
+	return req, wr, nil
+}
+
+// turn serves one model turn through a Reply workflow. Nothing starts until the whole request
+// has been read and checked.
+func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
+	limit := s.maxBody
+	if limit <= 0 {
+		limit = DefaultMaxRequestBytes
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		d.writeError(w, wire.BadRequest("", "reading the body: %v", err))
 		return
 	}
-	req, stream, includeUsage, apiErr := decodeChat(body, r.Header.Get("x-baton-session"))
-	if apiErr != nil {
-		writeError(w, apiErr)
+	if int64(len(body)) > limit {
+		d.writeError(w, wire.BadRequest("", "the body is over %d bytes (BATON_MAX_REQUEST_BYTES)", limit))
+		return
+	}
+	req, wr, werr := decodeRequest(d.decode, body, r.Header.Get("x-baton-session"))
+	if werr != nil {
+		d.writeError(w, werr)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()
+	req, err = workflows.WithTurn(ctx, s.content, req, wr.Turn)
+	if err != nil {
+		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: err.Error(), Type: "server_error"})
+		return
+	}
 	run, err := workflows.StartReply(ctx, s.client, s.taskQueue, req)
 	if err != nil {
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error"})
+		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error"})
 		return
 	}
 	w.Header().Set("x-baton-workflow-id", run.GetID())
 	w.Header().Set("x-baton-run-id", run.GetRunID())
 	var res policy.ReplyResult
 	if err := run.Get(ctx, &res); err != nil {
-		writeError(w, replyError(err, time.Now()))
+		d.writeError(w, replyError(err, time.Now()))
 		return
 	}
 	unsuccessful := 0
@@ -324,75 +298,64 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	if unsuccessful > 0 {
 		w.Header().Set("x-baton-fallback-reason", string(policy.LastReason(res.Attempts)))
 	}
-	model := res.Served.Provider + "/" + res.Served.Model
-	id := "chatcmpl-" + run.GetRunID() // a session's turns share the workflow ID (its lane)
-	usage := map[string]int64{"prompt_tokens": res.Input, "completion_tokens": res.Output, "total_tokens": res.Input + res.Output}
-	if !stream {
+	// A session's turns share the workflow ID (its lane): the run names the answer.
+	d.answer(w, wire.Reply{ID: run.GetRunID(), Model: res.Served.Provider + "/" + res.Served.Model, Created: time.Now().Unix(),
+		Answer: answerOf(res)}, wr)
+}
+
+// answerOf is a reply's answer in the turn model.
+func answerOf(res policy.ReplyResult) policy.Answer {
+	return policy.Answer{Text: res.Text, ToolCalls: res.ToolCalls, Reasoning: res.Reasoning, FinishReason: res.FinishReason,
+		Usage: policy.Usage{Input: res.Input, Output: res.Output, CachedInput: res.CachedInput}}
+}
+
+// The answer is complete before the first byte: a failure is an error response, never a cut stream.
+func answerOpenAI(w http.ResponseWriter, r wire.Reply, req wire.Request) {
+	r.ID = "chatcmpl-" + r.ID
+	if !req.Stream {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": model,
-			"choices": []any{map[string]any{"index": 0, "message": map[string]string{"role": "assistant", "content": res.Text}, "finish_reason": "stop"}},
-			"usage":   usage})
+		_, _ = w.Write(wire.OpenAIResponse(r))
 		return
 	}
-	// The answer is complete before the first byte: a failure is an error response, never a cut stream.
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
+	startSSE(w)
 	var buf bytes.Buffer
-	chunk := func(delta map[string]string, finish any, extra map[string]any) {
-		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
-		for k, v := range extra {
-			c[k] = v
-		}
-		data, _ := json.Marshal(c)
-		fmt.Fprintf(&buf, "data: %s\n\n", data)
-	}
-	chunk(map[string]string{"role": "assistant", "content": ""}, nil, nil)
-	for _, piece := range splitText(res.Text, 64) {
-		chunk(map[string]string{"content": piece}, nil, nil)
-	}
-	chunk(map[string]string{}, "stop", nil)
-	if includeUsage {
-		data, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": model,
-			"choices": []any{}, "usage": usage})
-		fmt.Fprintf(&buf, "data: %s\n\n", data)
-	}
-	buf.WriteString("data: [DONE]\n\n")
+	wire.StreamAnswer(wire.NewOpenAIStream(&buf, func() {}, r.ID, r.Model, r.Created, req.IncludeUsage), r.Answer)
 	_, _ = w.Write(buf.Bytes())
 }
 
-// splitText cuts text into pieces of about n bytes on rune boundaries.
-func splitText(s string, n int) []string {
-	var out []string
-	for len(s) > n {
-		cut := n
-		for cut < len(s) && (s[cut]&0xC0) == 0x80 {
-			cut++
-		}
-		out = append(out, s[:cut])
-		s = s[cut:]
+func answerAnthropic(w http.ResponseWriter, r wire.Reply, req wire.Request) {
+	r.ID = "msg_" + r.ID
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(wire.AnthropicResponse(r))
+		return
 	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
+	startSSE(w)
+	var buf bytes.Buffer
+	wire.StreamAnswer(wire.NewAnthropicStream(&buf, func() {}, r.ID, r.Model, r.Answer.Usage), r.Answer)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
 }
 
 // replyError maps a failed reply to an OpenAI-shaped error: 429 with Retry-After when every
 // candidate was rate-limited, 400 for a prompt that does not fit, 502 otherwise.
-func replyError(err error, now time.Time) *apiError {
+func replyError(err error, now time.Time) *wire.Error {
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) {
 		if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "deadline exceeded") {
-			return &apiError{status: http.StatusGatewayTimeout, Message: "no answer in time: " + err.Error(), Type: "server_error"}
+			return &wire.Error{Status: http.StatusGatewayTimeout, Message: "no answer in time: " + err.Error(), Type: "server_error"}
 		}
-		return &apiError{status: http.StatusBadGateway, Message: err.Error(), Type: "server_error"}
+		return &wire.Error{Status: http.StatusBadGateway, Message: err.Error(), Type: "server_error"}
 	}
 	switch appErr.Type() {
 	case policy.ErrContextOverflow:
-		return &apiError{status: http.StatusBadRequest, Message: appErr.Message(), Type: "invalid_request_error", Code: "context_length_exceeded"}
+		return &wire.Error{Status: http.StatusBadRequest, Message: appErr.Message(), Type: "invalid_request_error", Code: "context_length_exceeded"}
 	case policy.ErrFormat, "BadRequest":
-		return &apiError{status: http.StatusBadRequest, Message: appErr.Message(), Type: "invalid_request_error"}
+		return &wire.Error{Status: http.StatusBadRequest, Message: appErr.Message(), Type: "invalid_request_error"}
 	case policy.ErrFallbackSummary:
 		var ex policy.Exhaustion
 		_ = appErr.Details(&ex)
@@ -403,13 +366,13 @@ func replyError(err error, now time.Time) *apiError {
 			}
 		}
 		if allRate {
-			e := &apiError{status: http.StatusTooManyRequests, Message: appErr.Message(), Type: "rate_limit_error", Code: "rate_limit_exceeded"}
+			e := &wire.Error{Status: http.StatusTooManyRequests, Message: appErr.Message(), Type: "rate_limit_error", Code: "rate_limit_exceeded"}
 			if ex.SoonestCooldownExpiry != nil {
-				e.retryAfter = max(1, int(math.Ceil(ex.SoonestCooldownExpiry.Sub(now).Seconds())))
+				e.RetryAfter = max(1, int(math.Ceil(ex.SoonestCooldownExpiry.Sub(now).Seconds())))
 			}
 			return e
 		}
-		return &apiError{status: http.StatusBadGateway, Message: appErr.Message(), Type: "server_error", Code: string(ex.Reason)}
+		return &wire.Error{Status: http.StatusBadGateway, Message: appErr.Message(), Type: "server_error", Code: string(ex.Reason)}
 	}
-	return &apiError{status: http.StatusBadGateway, Message: appErr.Message(), Type: "server_error", Code: appErr.Type()}
+	return &wire.Error{Status: http.StatusBadGateway, Message: appErr.Message(), Type: "server_error", Code: appErr.Type()}
 }

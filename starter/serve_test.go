@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/wire"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
@@ -147,7 +148,7 @@ func TestServeFailsWithOpenAIShapedErrors(t *testing.T) {
 		{`{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}`, "model"},
 		{`{"model":"openai/gpt-5","messages":[]}`, "messages"},
 		{`{"model":"openai/gpt-5","messages":[{"role":"robot","content":"hi"}]}`, "messages[0].role"},
-		{`{"model":"openai/gpt-5","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, "messages[0].content"},
+		{`{"model":"openai/gpt-5","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, "messages[0].content[0].image_url"},
 		{`{"model":"openai/gpt-5","fallbacks":["nope"],"messages":[{"role":"user","content":"hi"}]}`, "fallbacks[0]"},
 		{`{"model":"openai/gpt-5","stream":"yes","messages":[{"role":"user","content":"hi"}]}`, "stream"},
 	}
@@ -187,13 +188,16 @@ func TestServeNeedsATokenOffLoopback(t *testing.T) {
 }
 
 func FuzzDecodeChat(f *testing.F) {
+	f.Add([]byte(`{"model":"anthropic/claude","max_tokens":5,"system":"s","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`))
 	f.Add([]byte(pythonShape))
 	f.Add([]byte(goShape))
 	f.Add([]byte(`{"model":"agent:x","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"fallbacks":null}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, _, _, apiErr := decodeChat(body, "")
-		if apiErr == nil && (len(req.Messages) == 0 || req.Agent == "") {
-			t.Fatalf("accepted without messages or agent: %s", body)
+		for _, decode := range []func([]byte) (wire.Request, *wire.Error){wire.DecodeOpenAI, wire.DecodeAnthropic} {
+			req, wr, werr := decodeRequest(decode, body, "")
+			if werr == nil && (len(wr.Turn.Messages) == 0 || req.Agent == "") {
+				t.Fatalf("accepted without messages or agent: %s", body)
+			}
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
@@ -33,7 +34,39 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 	if err := env.ValidateStore(url); err != nil {
 		return nil, fmt.Errorf("--store / BATON_STORE: %w", err)
 	}
-	return store.Open(ctx, url, store.Options{})
+	// Turn content is sealed with the payload key, as the worker seals it.
+	var contentKey []byte
+	if k := os.Getenv(codec.EnvKey); k != "" {
+		key, err := codec.ParseKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", codec.EnvKey, err)
+		}
+		contentKey = key
+	}
+	return store.Open(ctx, url, store.Options{ContentKey: contentKey})
+}
+
+// lazyStore opens the store on first use: a starter whose turns all travel inline needs none.
+type lazyStore struct {
+	url string
+	st  *store.Store
+}
+
+func (l *lazyStore) PutContent(ctx context.Context, data []byte) (string, error) {
+	if l.st == nil {
+		st, err := openStore(ctx, l.url)
+		if err != nil {
+			return "", err
+		}
+		l.st = st
+	}
+	return l.st.PutContent(ctx, data)
+}
+
+func (l *lazyStore) Close() {
+	if l.st != nil {
+		l.st.Close()
+	}
 }
 
 // runDoctor imports OpenClaw's legacy files: a report without --fix, the import with it.

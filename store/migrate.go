@@ -25,6 +25,12 @@ var migrations = [][]string{
 			key TEXT PRIMARY KEY, agent TEXT NOT NULL, data_json TEXT NOT NULL,
 			version {bigint} NOT NULL, updated_at_ms {bigint} NOT NULL)`,
 	},
+	{ // 2: turn content by reference (see content.go)
+		`CREATE TABLE contents (
+			ref TEXT PRIMARY KEY, data {blob} NOT NULL, size {bigint} NOT NULL,
+			created_ms {bigint} NOT NULL, touched_ms {bigint} NOT NULL)`,
+		`CREATE INDEX contents_touched ON contents (touched_ms)`,
+	},
 }
 
 // SchemaVersion is the schema this binary writes.
@@ -58,7 +64,8 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		for v := version; v < len(migrations); v++ {
 			for _, stmt := range migrations[v] {
-				if _, err := t.exec(ctx, strings.ReplaceAll(stmt, "{bigint}", s.d.bigint)); err != nil {
+				stmt = strings.NewReplacer("{bigint}", s.d.bigint, "{blob}", s.d.blob).Replace(stmt)
+				if _, err := t.exec(ctx, stmt); err != nil {
 					return fmt.Errorf("migration %d: %w", v+1, err)
 				}
 			}

@@ -109,20 +109,34 @@ type Store struct {
 	d      dialect
 	url    string
 	lookup func(string) (string, bool)
+	// content seals turn content and keys its refs; nil stores content plain.
+	content *contentKey
+	// now stamps content rows (time.Now; tests move it).
+	now func() time.Time
 }
 
 // Options tune Open.
 type Options struct {
 	// LookupEnv reads provider keys from the environment (os.LookupEnv when nil).
 	LookupEnv func(string) (string, bool)
+	// ContentKey is the 32-byte BATON_PAYLOAD_KEY. Set, turn content is sealed (AES-256-GCM) and
+	// its refs are keyed HMACs that reveal nothing about it; nil, content is stored plain.
+	ContentKey []byte
 }
 
 // Open connects to sqlite://PATH or postgres://… and brings the schema up to date. It refuses a
 // schema newer than this binary knows.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
-	s := &Store{url: url, lookup: opts.LookupEnv}
+	s := &Store{url: url, lookup: opts.LookupEnv, now: time.Now}
 	if s.lookup == nil {
 		s.lookup = os.LookupEnv
+	}
+	if opts.ContentKey != nil {
+		k, err := newContentKey(opts.ContentKey)
+		if err != nil {
+			return nil, err
+		}
+		s.content = k
 	}
 	scheme, rest, ok := strings.Cut(url, "://")
 	if !ok || rest == "" {

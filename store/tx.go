@@ -15,11 +15,13 @@ type dialect struct {
 	lockRow string
 	// bigint is the column type of epoch milliseconds.
 	bigint string
+	// blob is the column type of raw bytes.
+	blob string
 }
 
 var (
-	sqliteDialect   = dialect{name: "sqlite", lockRow: "", bigint: "INTEGER"}
-	postgresDialect = dialect{name: "postgres", lockRow: " FOR UPDATE", bigint: "BIGINT"}
+	sqliteDialect   = dialect{name: "sqlite", lockRow: "", bigint: "INTEGER", blob: "BLOB"}
+	postgresDialect = dialect{name: "postgres", lockRow: " FOR UPDATE", bigint: "BIGINT", blob: "BYTEA"}
 )
 
 // rebind turns ? placeholders into $1, $2, … for PostgreSQL.

@@ -103,7 +103,7 @@ func PointAtFake(cfg *policy.Config, fake *fakeprovider.Server, creds []store.Cr
 		if anthropic {
 			api = provider.APIAnthropicMessages
 		}
-		cfg.Providers[p] = policy.ProviderConfig{ID: p, BaseURL: fake.BaseURL(p, anthropic), API: api}
+		cfg.Providers[p] = policy.ProviderConfig{ID: p, BaseURL: fake.BaseURL(p, anthropic), API: api, Models: cfg.Providers[p].Models}
 	}
 }
 

@@ -67,13 +67,20 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	defer stopWatch()
 	go watchConfig(watchCtx, cfg.ConfigFile, loaded, configSource, logger, 2*time.Second)
 
-	st, err := store.Open(context.Background(), cfg.Store, store.Options{})
+	// Turn content in the store is sealed with the payload key, as the history's payloads are.
+	var contentKey []byte
+	if cfg.PayloadKey != "" {
+		contentKey, _ = codec.ParseKey(cfg.PayloadKey) // validated
+	}
+	st, err := store.Open(context.Background(), cfg.Store, store.Options{ContentKey: contentKey})
 	if err != nil {
 		logger.Error("cannot open the store", zap.Error(err))
 		fmt.Fprintf(stderr, "baton-worker: BATON_STORE: %v\n", err)
 		return exitFailure
 	}
 	defer st.Close()
+
+	go pruneContent(watchCtx, st, cfg.Retention(), logger, time.Hour)
 
 	identity := workerIdentity()
 	dc, err := codec.DataConverter(cfg.PayloadKey)
@@ -130,6 +137,24 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	return 0
 }
 
+// pruneContent deletes turn content past its retention, at start and then every interval.
+func pruneContent(ctx context.Context, st *store.Store, retention time.Duration, logger *zap.Logger, every time.Duration) {
+	for {
+		n, err := st.DeleteContentBefore(ctx, time.Now().Add(-retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("deleting turn content past its retention failed", zap.Error(err))
+		case n > 0:
+			logger.Info("turn content past its retention deleted", zap.Int64("rows", n), zap.Duration("retention", retention))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
+}
+
 // workerIdentity is the SDK's default form, pid@host, made here so activities can report it.
 func workerIdentity() string {
 	host, err := os.Hostname()
@@ -147,6 +172,7 @@ Environment:
   BATON_TASK_QUEUE    task queue to poll (default "baton")
   BATON_STORE         sqlite://PATH or postgres://... (default sqlite://./.baton/baton.db)
   BATON_CONFIG        OpenClaw-shaped JSON5 config file (optional)
+  BATON_CONTENT_RETENTION  how long turn content stays in the store (default 7d)
   LOG_LEVEL           debug | info | warn | error (default info)
   LOG_FORMAT          json | console (default json)
 `

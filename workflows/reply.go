@@ -211,6 +211,12 @@ func (r *reply) setup(ctx workflow.Context) error {
 		creq.Reprobe = true
 	}
 	chain, err := policy.BuildChain(cfg, creq)
+	if err == nil && r.req.CarriesImages && !chain.Image && policy.ImageRoute(cfg, chain) {
+		// No candidate of the chain takes images: the image model chain serves the turn, under
+		// its own rules (no session override read or written).
+		creq.Image, creq.Session, creq.Reprobe = true, nil, false
+		chain, err = policy.BuildChain(cfg, creq)
+	}
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "BadRequest", nil)
 	}
@@ -222,10 +228,10 @@ func (r *reply) setup(ctx workflow.Context) error {
 	return nil
 }
 
-// writesSession reports whether this reply may persist fallback overrides: a session reply of
-// text (image replies, cron jobs and heartbeats neither read nor write them).
+// writesSession reports whether this reply may persist fallback overrides: a session reply on
+// its model chain (image chain replies, cron jobs and heartbeats neither read nor write them).
 func (r *reply) writesSession() bool {
-	return r.req.Session != "" && !r.req.Image && r.req.Cron == nil && r.req.Heartbeat == nil
+	return r.req.Session != "" && !r.chain.Image && r.req.Cron == nil && r.req.Heartbeat == nil
 }
 
 func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
@@ -253,9 +259,16 @@ func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
 // walk tries the chain once. done: the reply ends (an answer, or a stop).
 func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 	cfg := r.state.Config
+	blocked := false // a candidate before this one failed or was unavailable (not merely text-only)
 	for i := 0; i < len(r.chain.Candidates); i++ {
 		cand := r.chain.Candidates[i]
 		now := workflow.Now(ctx)
+		if r.req.CarriesImages && !cfg.AcceptsImages(cand.ModelRef) {
+			r.attempts = append(r.attempts, policy.Attempt{Provider: cand.Provider, Model: cand.Model,
+				Result: policy.ResultSkipped, Reason: policy.ReasonTextOnly, Error: policy.TextOnlySkipText(cand.ModelRef), At: now})
+			r.log(ctx, policy.DecisionSkip, i, r.attempts[len(r.attempts)-1], 0, nil)
+			continue
+		}
 		pin, userPin, _ := r.session.ProfilePin(cand.Provider)
 		ordered := policy.OrderProfiles(policy.OrderInput{Provider: cand.Provider, Model: cand.Model, Now: now, Config: cfg,
 			StoredOrder: r.state.Orders[cand.Provider], Profiles: r.state.Profiles, Pin: pin, UserPin: userPin})
@@ -279,11 +292,14 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 			r.attempts = append(r.attempts, policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: d.Profile,
 				Result: policy.ResultSkipped, Reason: d.Reason, Error: d.SkipText, At: now})
 			r.log(ctx, policy.DecisionSkip, i, r.attempts[len(r.attempts)-1], len(ordered), nil)
+			blocked = true
 			continue
 		}
 
+		// A candidate reached only past text-only ones is not a fallback from a failure: the
+		// session keeps its model for the next (text) turn.
 		before, wrote := r.session, false
-		if i > 0 && r.writesSession() && cand.ModelRef != r.chain.Requested && policy.CanWriteFallback(r.session) {
+		if i > 0 && blocked && r.writesSession() && cand.ModelRef != r.chain.Requested && policy.CanWriteFallback(r.session) {
 			next := policy.FallbackWrite(r.session, cand.ModelRef, r.chain.Requested, d.Profile, now)
 			ok, err := r.writeFallback(ctx, before, next, now)
 			if err != nil {
@@ -304,6 +320,7 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 		if wrote {
 			r.rollback(ctx, before)
 		}
+		blocked = true
 		if r.pending != nil {
 			jump, err := r.applySwitch(ctx, i)
 			if err != nil {
@@ -404,7 +421,8 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 	for retries := 0; ; retries++ {
 		var out policy.AttemptOutcome
 		err := workflow.ExecuteActivity(actx, AttemptActivity, policy.AttemptRequest{
-			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile, Message: r.req.Message, Messages: r.req.Messages,
+			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile,
+			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef,
 			Now: workflow.Now(ctx), FirstTokenTimeout: r.state.FirstTokenTimeout, IdleTimeout: r.state.IdleTimeout,
 			Record: r.lean, Retries: retries, RetryMaxWait: r.state.RetryMaxWait, OnSuccess: onSuccess,
 		}).Get(ctx, &out)
@@ -519,7 +537,8 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 		_ = workflow.UpsertTypedSearchAttributes(ctx, saFinalModel.ValueSet(cand.String()), saFailoverReason.ValueSet(reason),
 			saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(usedFallback))
 	}
-	return policy.ReplyResult{Text: out.Text, Input: out.Input, Output: out.Output,
+	return policy.ReplyResult{Text: out.Text, ToolCalls: out.ToolCalls, Reasoning: out.Reasoning, FinishReason: out.FinishReason,
+		Input: out.Input, Output: out.Output, CachedInput: out.CachedInput,
 		Served:   policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
 		Attempts: r.attempts, Notices: notices}, nil
 }
@@ -538,7 +557,7 @@ func (r *reply) turnEnd(cand policy.Candidate, profile string, attempts []policy
 	if notices == nil {
 		notices = []string{}
 	}
-	if r.req.Session == "" || r.req.Image {
+	if r.req.Session == "" || r.chain.Image {
 		return nil, notices
 	}
 	end := &policy.TurnEnd{Session: r.req.Session, Agent: r.req.Agent, Pin: true, Provider: cand.Provider, Profile: profile,

@@ -2,8 +2,10 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/batonhq/baton/policy"
@@ -58,4 +60,55 @@ func StartReply(ctx context.Context, c client.Client, taskQueue string, req poli
 			return nil, fmt.Errorf("waiting for the session's running turn (%s): %w", id, err)
 		}
 	}
+}
+
+// InlineTurnMax is the largest turn (as JSON) that travels inside the workflow input; a larger
+// one is put in the store and travels as a reference, so no history grows with a conversation
+// or an image (Temporal refuses payloads over 2 MB and warns at 512 KB).
+const InlineTurnMax = 4 << 10
+
+// ContentPutter keeps a turn's content (the store's PutContent).
+type ContentPutter interface {
+	PutContent(ctx context.Context, data []byte) (string, error)
+}
+
+// WithTurn puts turn on req: inline when small, else in the store by reference. A turn that is
+// one user text message travels as Message, as a CLI message always has.
+func WithTurn(ctx context.Context, content ContentPutter, req policy.ReplyRequest, turn policy.Turn) (policy.ReplyRequest, error) {
+	req.CarriesImages = turn.HasImages()
+	if text, ok := plainMessage(turn); ok {
+		req.Message, req.Turn, req.TurnRef = text, nil, ""
+		return req, nil
+	}
+	data, err := json.Marshal(turn)
+	if err != nil {
+		return req, fmt.Errorf("encoding the turn: %w", err)
+	}
+	req.Message = turn.LastUserText()
+	if len(data) <= InlineTurnMax {
+		req.Turn, req.TurnRef = &turn, ""
+		return req, nil
+	}
+	if content == nil {
+		return req, fmt.Errorf("a turn of %d KB must be kept in the store, and this starter has none (BATON_STORE)", len(data)>>10)
+	}
+	ref, err := content.PutContent(ctx, data)
+	if err != nil {
+		return req, fmt.Errorf("keeping the turn in the store: %w", err)
+	}
+	req.Message, req.Turn, req.TurnRef = "", nil, ref
+	return req, nil
+}
+
+// plainMessage reports whether turn is nothing but one user text message.
+func plainMessage(t policy.Turn) (string, bool) {
+	if len(t.Messages) != 1 || len(t.Tools) > 0 || t.ToolChoice != nil || t.ParallelToolCalls != nil ||
+		!reflect.ValueOf(t.Params).IsZero() || len(t.Extra) > 0 {
+		return "", false
+	}
+	m := t.Messages[0]
+	if m.Role != policy.RoleUser || len(m.Content) != 1 || m.Content[0].Type != policy.PartText || m.Content[0].CacheControl != nil {
+		return "", false
+	}
+	return m.Content[0].Text, true
 }

@@ -457,7 +457,7 @@ func (b *bench) direct(ctx context.Context, providerID, profile string) (time.Du
 	start := time.Now()
 	_, err = provider.Complete(ctx, provider.Request{Provider: providerID, Model: "m", API: pc.API, BaseURL: pc.BaseURL,
 		Credential: provider.Credential{Type: cred.Type, Key: cred.Key},
-		Messages:   []provider.Message{{Role: "user", Content: "hello"}}})
+		Turn:       policy.TextTurn("hello")})
 	if err != nil {
 		return 0, fmt.Errorf("direct call to %s: %w", providerID, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/logging"
@@ -44,6 +45,36 @@ type Worker struct {
 	// PayloadKey encrypts workflow payloads (AES-256-GCM) when set.
 	PayloadKey string `env:"BATON_PAYLOAD_KEY"`
 	IdleMs     int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
+	// ContentRetention is how long a turn's content stays in the store (a Go duration or Nd).
+	ContentRetention string `env:"BATON_CONTENT_RETENTION, default=7d"`
+}
+
+// Retention is BATON_CONTENT_RETENTION as a duration (validated by Validate).
+func (w Worker) Retention() time.Duration {
+	d, _ := ParseRetention(w.ContentRetention)
+	return d
+}
+
+// ParseRetention reads a retention period: a Go duration (36h) or whole days (7d).
+func ParseRetention(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a duration (36h) or a number of days (7d)", s)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, fmt.Errorf("%q is not a duration (36h) or a number of days (7d)", s)
+		}
+	}
+	if d < time.Minute {
+		return 0, fmt.Errorf("%q is shorter than a minute: a reply's turn must outlive the reply", s)
+	}
+	return d, nil
 }
 
 // LoadTemporal reads the Temporal connection settings from l (the process environment if nil).
@@ -146,6 +177,9 @@ func (w Worker) Validate() error {
 		if _, err := codec.ParseKey(w.PayloadKey); err != nil {
 			return fmt.Errorf("BATON_PAYLOAD_KEY: %w", err) // never echo the key
 		}
+	}
+	if _, err := ParseRetention(w.ContentRetention); err != nil {
+		return fmt.Errorf("BATON_CONTENT_RETENTION: %w", err)
 	}
 	if _, err := logging.New(w.LogLevel, "json"); err != nil {
 		return fmt.Errorf("LOG_LEVEL: %q is not one of %s", w.LogLevel, strings.Join(logging.Levels, ", "))

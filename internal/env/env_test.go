@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sethvargo/go-envconfig"
 )
@@ -20,9 +21,9 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		Store:               DefaultStore,
 		LogLevel:            "info",
 		LogFormat:           "json",
-		RetryMaxWaitSeconds: 60, FirstTokenMs: 60000, IdleMs: 60000,
+		RetryMaxWaitSeconds: 60, FirstTokenMs: 60000, IdleMs: 60000, ContentRetention: "7d",
 	}
-	if w != want {
+	if w != want || w.Retention() != 7*24*time.Hour {
 		t.Errorf("got %+v, want %+v", w, want)
 	}
 }
@@ -42,6 +43,9 @@ func TestLoadWorkerNamesTheBadVariable(t *testing.T) {
 			"BATON_STORE": "postgres://u@db/baton", "BATON_CONFIG": existing, "LOG_LEVEL": "debug", "LOG_FORMAT": "console",
 		}, ""},
 		{"an address without a port", map[string]string{"TEMPORAL_ADDRESS": "localhost"}, "TEMPORAL_ADDRESS"},
+		{"a retention in hours", map[string]string{"BATON_CONTENT_RETENTION": "36h"}, ""},
+		{"a retention that is no duration", map[string]string{"BATON_CONTENT_RETENTION": "a week"}, "BATON_CONTENT_RETENTION"},
+		{"a retention too short to outlive a reply", map[string]string{"BATON_CONTENT_RETENTION": "10s"}, "BATON_CONTENT_RETENTION"},
 		{"an address with a bad port", map[string]string{"TEMPORAL_ADDRESS": "localhost:http"}, "TEMPORAL_ADDRESS"},
 		{"an empty address", map[string]string{"TEMPORAL_ADDRESS": ""}, "TEMPORAL_ADDRESS: empty"},
 		{"an empty namespace", map[string]string{"TEMPORAL_NAMESPACE": " "}, "TEMPORAL_NAMESPACE"},

@@ -1,8 +1,10 @@
 // Package fakeprovider is a real HTTP server that speaks OpenAI's Chat Completions and
 // Anthropic's Messages wire formats, streaming and not, and fails in every way a provider does:
 // statuses with bodies and headers, resets before headers, delays, cut streams, stalls,
-// malformed chunks, in-band error events, empty answers. A script of rules, matched per call on
-// (provider, model, profile), says what each call gets; every call is recorded.
+// malformed chunks, in-band error events, empty answers. Healthy answers carry text, tool calls
+// (and, in Anthropic's format, a thinking block), usage with cached tokens, or an echo of the
+// request's messages. A script of rules, matched per call on (provider, model, profile), says
+// what each call gets; every call is recorded with its request body.
 //
 // Base URLs: {URL}/p/{provider}/v1 for OpenAI-format providers and {URL}/p/{provider} for
 // Anthropic (its SDK adds /v1/messages).
@@ -26,15 +28,43 @@ type Match struct {
 	Profile  string `json:"profile,omitempty"`
 }
 
-// Usage is what a healthy answer reports.
+// Usage is what a healthy answer reports. Input counts every prompt token, cached or not, as
+// OpenAI's prompt_tokens does; Cached of them were read from the prompt cache (OpenAI's
+// prompt_tokens_details.cached_tokens; Anthropic's cache_read_input_tokens, its input_tokens then
+// being Input-Cached).
 type Usage struct {
 	Input  int `json:"input"`
 	Output int `json:"output"`
+	Cached int `json:"cached,omitempty"`
+}
+
+// ToolCall is one scripted tool call; Arguments is JSON text ("" means {}), and an empty ID gets a
+// default (call_fake_N in OpenAI's format, toolu_fake_N in Anthropic's, N counting from 1).
+type ToolCall struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"`
 }
 
 // Response is one scripted answer (SCENARIOS.md's response kinds, combinable where it makes sense).
+//
+// A healthy answer is Text, then ToolCalls, finishing with Finish (in the wire's own words; by
+// default OpenAI's "stop", or "tool_calls" with tool calls, and Anthropic's "end_turn", or
+// "tool_use"). Thinking and Signature make a thinking block before the text in Anthropic's format
+// (OpenAI's ignores them). Echo answers with the request's "messages" array as received, raw,
+// instead of Text.
+//
+// CutAfterChunks, StallAfterChunks and MalformedChunk count a stream's chunks: the text pieces
+// (a word and its trailing space each), then per tool call its opening chunk and its argument
+// pieces (8 bytes each, never splitting a character). A stream cut after all of them still lacks
+// its finish; Anthropic's thinking block comes before and is not counted.
 type Response struct {
 	Text             string            `json:"text,omitempty"`
+	ToolCalls        []ToolCall        `json:"toolCalls,omitempty"`
+	Finish           string            `json:"finish,omitempty"`
+	Thinking         string            `json:"thinking,omitempty"`
+	Signature        string            `json:"signature,omitempty"`
+	Echo             bool              `json:"echo,omitempty"`
 	Usage            *Usage            `json:"usage,omitempty"`
 	Status           int               `json:"status,omitempty"`
 	Body             string            `json:"body,omitempty"`
@@ -66,6 +96,10 @@ func (r Response) Kind() string {
 		return fmt.Sprintf("stall after %d", *r.StallAfterChunks)
 	case r.MalformedChunk != nil:
 		return fmt.Sprintf("malformed chunk %d", *r.MalformedChunk)
+	case len(r.ToolCalls) > 0:
+		return "tool calls"
+	case r.Echo:
+		return "echo"
 	}
 	return "text"
 }
@@ -85,7 +119,15 @@ type Call struct {
 	Profile  string    `json:"profile"`
 	Stream   bool      `json:"stream"`
 	Outcome  string    `json:"outcome"`
+	// Tools is how many tools the request offered.
+	Tools int `json:"tools,omitempty"`
+	// Body is the request body as received (GET /_fake/calls leaves it out unless ?bodies=1).
+	Body json.RawMessage `json:"body,omitempty"`
 }
+
+// MaxBody is the largest request body the server reads (a 10 MB image is ~13.4 MB in base64);
+// a larger one is answered 413.
+const MaxBody = 64 << 20
 
 // DefaultText answers calls that no rule matches.
 const DefaultText = "ok"
@@ -187,8 +229,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveScript(w, r)
 		return
 	case "/_fake/calls":
+		calls := s.Calls()
+		if r.URL.Query().Get("bodies") != "1" {
+			for i := range calls {
+				calls[i].Body = nil
+			}
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(s.Calls())
+		_ = json.NewEncoder(w).Encode(calls)
 		return
 	}
 	provider := ""
@@ -212,10 +260,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Model  string `json:"model"`
-		Stream bool   `json:"stream"`
+		Model    string          `json:"model"`
+		Stream   bool            `json:"stream"`
+		Messages json.RawMessage `json:"messages"`
+		Tools    json.RawMessage `json:"tools"`
 	}
-	data, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	data, _ := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if len(data) > MaxBody {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		_, _ = w.Write([]byte(`{"error":{"message":"request body is over 64 MB","type":"request_too_large"}}`))
+		return
+	}
 	if err := json.Unmarshal(data, &body); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(`{"error":{"message":"request body is not JSON","type":"invalid_request_error"}}`))
@@ -239,12 +295,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	call := Call{N: len(s.calls) + 1, At: s.now(), Provider: provider, Model: body.Model, Profile: profile, Stream: body.Stream, Outcome: resp.Kind()}
+	var tools []json.RawMessage
+	_ = json.Unmarshal(body.Tools, &tools)
+	call := Call{N: len(s.calls) + 1, At: s.now(), Provider: provider, Model: body.Model, Profile: profile, Stream: body.Stream,
+		Outcome: resp.Kind(), Tools: len(tools), Body: json.RawMessage(data)}
 	s.calls = append(s.calls, call)
 	hook := s.BeforeRespond
 	s.mu.Unlock()
 	if hook != nil {
 		hook(call)
+	}
+	if resp.Echo {
+		resp.Text = string(body.Messages)
 	}
 	s.respond(w, r, resp, body.Model, body.Stream, anthropicFormat)
 }
@@ -301,6 +363,17 @@ func validate(rules []Rule) error {
 			}
 			if resp.DelayMs < 0 || resp.StallMs < 0 {
 				return fmt.Errorf("script: rule %d respond[%d]: negative delay", i, j)
+			}
+			if u := resp.Usage; u != nil && (u.Input < 0 || u.Output < 0 || u.Cached < 0 || u.Cached > u.Input) {
+				return fmt.Errorf("script: rule %d respond[%d]: usage %+v: counts must not be negative, and cached is part of input", i, j, *u)
+			}
+			for k, tc := range resp.ToolCalls {
+				if tc.Name == "" {
+					return fmt.Errorf("script: rule %d respond[%d]: tool call %d has no name", i, j, k)
+				}
+				if tc.Arguments != "" && !json.Valid([]byte(tc.Arguments)) {
+					return fmt.Errorf("script: rule %d respond[%d]: tool call %d (%s): arguments are not valid JSON: %s", i, j, k, tc.Name, tc.Arguments)
+				}
 			}
 		}
 	}

@@ -2,11 +2,18 @@ package fakeprovider
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/openai/openai-go/v3"
+	ooption "github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 func post(t *testing.T, url, body string, headers map[string]string) (*http.Response, string) {
@@ -75,6 +82,9 @@ func TestParseScriptNamesWhatIsWrong(t *testing.T) {
 		`[{"respond":[{"status":999}]}]`:            "status 999",
 		`{"rules": [{"respond":[{"delayMs":-1}]}]}`: "negative delay",
 		`[{"respond": }]`:                           "script:",
+		`[{"respond":[{"text":"x"}]},{"respond":[{"text":"y"},{"toolCalls":[{"name":"f","arguments":"{\"a\":"}]}]}]`: "rule 1 respond[1]: tool call 0 (f): arguments are not valid JSON",
+		`[{"respond":[{"toolCalls":[{"arguments":"{}"}]}]}]`:                                                         "rule 0 respond[0]: tool call 0 has no name",
+		`[{"respond":[{"usage":{"input":5,"output":1,"cached":6}}]}]`:                                                "cached is part of input",
 	} {
 		if _, err := ParseScript(strings.NewReader(src)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want …%s…", src, err, want)
@@ -83,5 +93,299 @@ func TestParseScriptNamesWhatIsWrong(t *testing.T) {
 	rules, err := ParseScript(strings.NewReader(`{"name":"a scenario","provider":[{"respond":[{"text":"x"}]}]}`))
 	if err != nil || len(rules) != 1 {
 		t.Errorf("a scenario's provider rules: %v %v", rules, err)
+	}
+}
+
+// The scripted tool calls: the first one's arguments hold a multi-byte character across a piece
+// boundary, the second one's are left out ({}).
+var toolCalls = []ToolCall{
+	{ID: "call_weather_1", Name: "get_weather", Arguments: `{"placename":"Zürich","days":[1,2,3],"unit":"celsius"}`},
+	{ID: "call_time_2", Name: "get_time"},
+}
+
+func TestArgumentPiecesNeverSplitACharacter(t *testing.T) {
+	args := toolCalls[0].Arguments
+	pieces := argPieces(args)
+	if strings.Join(pieces, "") != args || pieces[0] != `{"placen` || pieces[1] != `ame":"Zü` || pieces[2] != `rich","d` {
+		t.Errorf("%q", pieces)
+	}
+}
+
+func startFake(t *testing.T, rules []Rule) *Server {
+	t.Helper()
+	fp := New(rules, map[string]string{"sk-test": "p:test"})
+	if err := fp.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fp.Close() })
+	return fp
+}
+
+func openAIClient(fp *Server) openai.Client {
+	return openai.NewClient(ooption.WithBaseURL(fp.BaseURL("openai", false)), ooption.WithAPIKey("sk-test"), ooption.WithMaxRetries(0))
+}
+
+func anthropicClient(fp *Server) anthropic.Client {
+	return anthropic.NewClient(aoption.WithBaseURL(fp.BaseURL("anthropic", true)), aoption.WithAPIKey("sk-test"), aoption.WithMaxRetries(0))
+}
+
+func openAIParams() openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{
+		Model:         "gpt-5",
+		Messages:      []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("be brief"), openai.UserMessage("weather in Zürich?")},
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+		Tools: []openai.ChatCompletionToolUnionParam{
+			openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather"}),
+			openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_time"}),
+		},
+	}
+}
+
+func anthropicParams() anthropic.MessageNewParams {
+	return anthropic.MessageNewParams{
+		Model:     "claude-x",
+		MaxTokens: 100,
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("weather in Zürich?"))},
+		Tools: []anthropic.ToolUnionParam{
+			anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{}, "get_weather"),
+			anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{}, "get_time"),
+		},
+	}
+}
+
+func TestOpenAIToolCallsReachTheSDK(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		name := map[bool]string{false: "whole", true: "stream"}[stream]
+		t.Run(name, func(t *testing.T) {
+			fp := startFake(t, []Rule{{Respond: []Response{{Text: "let me check", ToolCalls: toolCalls, Usage: &Usage{Input: 100, Output: 20, Cached: 64}}}}})
+			client := openAIClient(fp)
+			var got openai.ChatCompletion
+			if stream {
+				s := client.Chat.Completions.NewStreaming(context.Background(), openAIParams())
+				acc := openai.ChatCompletionAccumulator{}
+				for s.Next() {
+					if !acc.AddChunk(s.Current()) {
+						t.Fatalf("the accumulator refused %s", s.Current().RawJSON())
+					}
+				}
+				if err := s.Err(); err != nil {
+					t.Fatal(err)
+				}
+				got = acc.ChatCompletion
+			} else {
+				resp, err := client.Chat.Completions.New(context.Background(), openAIParams())
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = *resp
+			}
+			if len(got.Choices) != 1 {
+				t.Fatalf("choices %+v", got.Choices)
+			}
+			c := got.Choices[0]
+			if c.Message.Content != "let me check" || c.FinishReason != "tool_calls" || len(c.Message.ToolCalls) != 2 {
+				t.Fatalf("message %+v finish %q", c.Message, c.FinishReason)
+			}
+			for i, want := range []ToolCall{toolCalls[0], {ID: "call_time_2", Name: "get_time", Arguments: "{}"}} {
+				tc := c.Message.ToolCalls[i]
+				if tc.ID != want.ID || tc.Type != "function" || tc.Function.Name != want.Name || tc.Function.Arguments != want.Arguments {
+					t.Errorf("tool call %d: %s %s %s %q", i, tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments)
+				}
+			}
+			if u := got.Usage; u.PromptTokens != 100 || u.CompletionTokens != 20 || u.PromptTokensDetails.CachedTokens != 64 {
+				t.Errorf("usage %+v", u)
+			}
+			calls := fp.Calls()
+			if len(calls) != 1 || calls[0].Outcome != "tool calls" || calls[0].Tools != 2 || calls[0].Stream != stream {
+				t.Errorf("calls %+v", calls)
+			}
+			var body struct {
+				Messages []struct{ Role string } `json:"messages"`
+			}
+			if err := json.Unmarshal(calls[0].Body, &body); err != nil || len(body.Messages) != 2 || body.Messages[1].Role != "user" {
+				t.Errorf("recorded body %s: %v", calls[0].Body, err)
+			}
+		})
+	}
+}
+
+func TestOpenAIToolCallWithoutTextHasNullContent(t *testing.T) {
+	fp := startFake(t, []Rule{{Respond: []Response{{ToolCalls: toolCalls[:1], Finish: "function_call"}}}})
+	_, data := post(t, fp.BaseURL("openai", false)+"/chat/completions", `{"model":"m","messages":[]}`, nil)
+	if !strings.Contains(data, `"content":null`) || !strings.Contains(data, `"finish_reason":"function_call"`) {
+		t.Errorf("%s", data)
+	}
+	_, data = post(t, fp.BaseURL("openai", false)+"/chat/completions", `{"model":"m","stream":true,"messages":[]}`, nil)
+	if strings.Contains(data, `"content"`) || !strings.Contains(data, `"finish_reason":"function_call"`) {
+		t.Errorf("%s", data)
+	}
+}
+
+func TestAnthropicToolCallsAndThinkingReachTheSDK(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		name := map[bool]string{false: "whole", true: "stream"}[stream]
+		t.Run(name, func(t *testing.T) {
+			fp := startFake(t, []Rule{{Respond: []Response{{Thinking: "the user wants weather", Signature: "sig-abc", Text: "let me check",
+				ToolCalls: toolCalls, Usage: &Usage{Input: 100, Output: 20, Cached: 64}}}}})
+			client := anthropicClient(fp)
+			var got anthropic.Message
+			if stream {
+				s := client.Messages.NewStreaming(context.Background(), anthropicParams())
+				for s.Next() {
+					if err := got.Accumulate(s.Current()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := s.Err(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				resp, err := client.Messages.New(context.Background(), anthropicParams())
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = *resp
+			}
+			if got.StopReason != "tool_use" || len(got.Content) != 4 {
+				t.Fatalf("stop %q content %+v", got.StopReason, got.Content)
+			}
+			if b := got.Content[0]; b.Type != "thinking" || b.Thinking != "the user wants weather" || b.Signature != "sig-abc" {
+				t.Errorf("thinking block %+v", b)
+			}
+			if b := got.Content[1]; b.Type != "text" || b.Text != "let me check" {
+				t.Errorf("text block %+v", b)
+			}
+			for i, want := range []ToolCall{toolCalls[0], {ID: "call_time_2", Name: "get_time", Arguments: "{}"}} {
+				b := got.Content[2+i]
+				var gotArgs, wantArgs any
+				_ = json.Unmarshal(b.Input, &gotArgs)
+				_ = json.Unmarshal([]byte(want.Arguments), &wantArgs)
+				if b.Type != "tool_use" || b.ID != want.ID || b.Name != want.Name || !jsonEqual(gotArgs, wantArgs) {
+					t.Errorf("tool block %d: %s %s %s %s", i, b.Type, b.ID, b.Name, b.Input)
+				}
+			}
+			if stream && string(got.Content[2].Input) != toolCalls[0].Arguments {
+				t.Errorf("streamed input %s, want the exact arguments", got.Content[2].Input)
+			}
+			if u := got.Usage; u.InputTokens != 36 || u.CacheReadInputTokens != 64 || u.OutputTokens != 20 {
+				t.Errorf("usage %+v", u)
+			}
+			if calls := fp.Calls(); len(calls) != 1 || calls[0].Tools != 2 || calls[0].Provider != "anthropic" || len(calls[0].Body) == 0 {
+				t.Errorf("calls %+v", calls)
+			}
+		})
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func TestAnthropicToolCallAloneStartsAtBlockZero(t *testing.T) {
+	fp := startFake(t, []Rule{{Respond: []Response{{ToolCalls: toolCalls[1:]}}}})
+	client := anthropicClient(fp)
+	s := client.Messages.NewStreaming(context.Background(), anthropicParams())
+	var got anthropic.Message
+	for s.Next() {
+		if err := got.Accumulate(s.Current()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Err() != nil || len(got.Content) != 1 || got.Content[0].Type != "tool_use" || got.Content[0].ID != "call_time_2" || string(got.Content[0].Input) != "{}" {
+		t.Errorf("%v %+v", s.Err(), got.Content)
+	}
+}
+
+func TestFailureKnobsCountToolCallChunksAfterTheText(t *testing.T) {
+	// "a b " is two text chunks; get_time's call is its opening chunk and one piece ("{}").
+	three := 3
+	fp := startFake(t, []Rule{{Respond: []Response{{Text: "a b ", ToolCalls: toolCalls[1:], CutAfterChunks: &three}}}})
+	_, data := post(t, fp.BaseURL("openai", false)+"/chat/completions", `{"model":"m","stream":true,"messages":[]}`, nil)
+	if !strings.Contains(data, `"name":"get_time"`) || strings.Contains(data, `"arguments":"{}"`) || strings.Contains(data, "finish_reason\":\"") || strings.Contains(data, "[DONE]") {
+		t.Errorf("cut after the opening chunk: %s", data)
+	}
+	_, data = post(t, fp.BaseURL("anthropic", true)+"/v1/messages", `{"model":"m","stream":true,"messages":[]}`, nil)
+	if !strings.Contains(data, `"type":"tool_use"`) || strings.Contains(data, "input_json_delta") || strings.Contains(data, "message_stop") {
+		t.Errorf("cut after the opening chunk: %s", data)
+	}
+	if calls := fp.Calls(); calls[0].Outcome != "cut after 3" {
+		t.Errorf("outcome %q", calls[0].Outcome)
+	}
+}
+
+func TestEchoAnswersWithTheMessagesReceived(t *testing.T) {
+	fp := startFake(t, []Rule{{Respond: []Response{{Echo: true, Text: "ignored"}}}})
+	// OpenAI, streaming, through the SDK: the text is the messages array exactly as sent.
+	client := openAIClient(fp)
+	s := client.Chat.Completions.NewStreaming(context.Background(), openAIParams())
+	acc := openai.ChatCompletionAccumulator{}
+	for s.Next() {
+		acc.AddChunk(s.Current())
+	}
+	if s.Err() != nil {
+		t.Fatal(s.Err())
+	}
+	var sent struct {
+		Messages json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(fp.Calls()[0].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if text := acc.Choices[0].Message.Content; text != string(sent.Messages) || !strings.Contains(text, "weather in Zürich?") {
+		t.Errorf("echo %q, sent %s", text, sent.Messages)
+	}
+	// Anthropic, whole, raw bytes kept (spacing and all).
+	raw := `{"model":"m","max_tokens":5,"messages": [ {"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0K"}}]} ]}`
+	_, data := post(t, fp.BaseURL("anthropic", true)+"/v1/messages", raw, nil)
+	var msg struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(data), &msg); err != nil || len(msg.Content) != 1 ||
+		msg.Content[0].Text != `[ {"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0K"}}]} ]` {
+		t.Errorf("echo %s: %v", data, err)
+	}
+	if calls := fp.Calls(); len(calls) != 2 || calls[1].Outcome != "echo" {
+		t.Errorf("calls %+v", calls)
+	}
+}
+
+func TestCallsEndpointLeavesBodiesOutUnlessAsked(t *testing.T) {
+	fp := startFake(t, nil)
+	post(t, fp.BaseURL("openai", false)+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"secret-ish"}],"tools":[{},{},{}]}`, nil)
+	get := func(query string) []Call {
+		resp, err := http.Get(fp.URL() + "/_fake/calls" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var calls []Call
+		if err := json.NewDecoder(resp.Body).Decode(&calls); err != nil {
+			t.Fatal(err)
+		}
+		return calls
+	}
+	if calls := get(""); len(calls) != 1 || calls[0].Body != nil || calls[0].Tools != 3 {
+		t.Errorf("without bodies: %+v", calls)
+	}
+	if calls := get("?bodies=1"); len(calls) != 1 || !strings.Contains(string(calls[0].Body), "secret-ish") {
+		t.Errorf("with bodies: %+v", calls)
+	}
+	if calls := fp.Calls(); len(calls[0].Body) == 0 {
+		t.Error("Calls() keeps bodies")
+	}
+}
+
+func TestLargeBodiesAreReadWhole(t *testing.T) {
+	fp := startFake(t, []Rule{{Respond: []Response{{Text: "seen"}}}})
+	big := strings.Repeat("A", 14<<20) // a 10 MB image in base64, and some
+	resp, data := post(t, fp.BaseURL("openai", false)+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+big+`"}]}`, nil)
+	if resp.StatusCode != 200 || !strings.Contains(data, "seen") || len(fp.Calls()[0].Body) < 14<<20 {
+		t.Errorf("%d %.200s", resp.StatusCode, data)
+	}
+	resp, _ = post(t, fp.BaseURL("openai", false)+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+strings.Repeat("A", MaxBody)+`"}]}`, nil)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || len(fp.Calls()) != 1 {
+		t.Errorf("over the limit: %d", resp.StatusCode)
 	}
 }

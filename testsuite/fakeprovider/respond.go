@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // chunks splits a healthy answer into deterministic pieces (a word and its trailing space), so
@@ -23,6 +24,83 @@ func chunks(text string) []string {
 		text = text[i+1:]
 	}
 	return out
+}
+
+// argPieces splits a tool call's arguments into deterministic pieces of about 8 bytes, never
+// inside a UTF-8 character.
+func argPieces(args string) []string {
+	var out []string
+	for len(args) > 0 {
+		n := min(8, len(args))
+		for n < len(args) && !utf8.RuneStart(args[n]) {
+			n++
+		}
+		out = append(out, args[:n])
+		args = args[n:]
+	}
+	return out
+}
+
+// arguments is a tool call's JSON text, {} when the script leaves it out.
+func (tc ToolCall) arguments() string {
+	if tc.Arguments == "" {
+		return "{}"
+	}
+	return tc.Arguments
+}
+
+func (tc ToolCall) id(i int, anthropic bool) string {
+	switch {
+	case tc.ID != "":
+		return tc.ID
+	case anthropic:
+		return fmt.Sprintf("toolu_fake_%d", i+1)
+	}
+	return fmt.Sprintf("call_fake_%d", i+1)
+}
+
+// finish is the finish (OpenAI) or stop (Anthropic) reason.
+func (r Response) finish(anthropic bool) string {
+	switch {
+	case r.Finish != "":
+		return r.Finish
+	case anthropic && len(r.ToolCalls) > 0:
+		return "tool_use"
+	case anthropic:
+		return "end_turn"
+	case len(r.ToolCalls) > 0:
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+// textBlock reports whether an Anthropic answer has a text block: when it has text, or nothing
+// else to say.
+func (r Response) textBlock() bool { return r.Text != "" || len(r.ToolCalls) == 0 }
+
+// countedChunks is how many chunks the failure knobs count in a full stream.
+func (r Response) countedChunks() int {
+	n := len(chunks(r.Text))
+	for _, tc := range r.ToolCalls {
+		n += 1 + len(argPieces(tc.arguments()))
+	}
+	return n
+}
+
+func openAIUsage(u Usage) map[string]any {
+	m := map[string]any{"prompt_tokens": u.Input, "completion_tokens": u.Output, "total_tokens": u.Input + u.Output}
+	if u.Cached > 0 {
+		m["prompt_tokens_details"] = map[string]int{"cached_tokens": u.Cached}
+	}
+	return m
+}
+
+func anthropicUsage(u Usage, output int) map[string]int {
+	m := map[string]int{"input_tokens": u.Input - u.Cached, "output_tokens": output}
+	if u.Cached > 0 {
+		m["cache_read_input_tokens"] = u.Cached
+	}
+	return m
 }
 
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, model string, stream, anthropic bool) {
@@ -46,7 +124,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, 
 		_, _ = w.Write([]byte(resp.Body))
 		return
 	}
-	usage := Usage{Input: 10, Output: len(chunks(resp.Text))}
+	usage := Usage{Input: 10, Output: resp.countedChunks()}
 	if resp.Usage != nil {
 		usage = *resp.Usage
 	}
@@ -70,10 +148,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, 
 	if resp.Empty {
 		return // headers, then nothing
 	}
+	c := &counter{r: r, resp: resp, write: write}
 	if anthropic {
-		streamAnthropic(r, resp, model, usage, write)
+		streamAnthropic(c, resp, model, usage, write)
 	} else {
-		streamOpenAI(r, resp, model, usage, write)
+		streamOpenAI(c, resp, model, usage, write)
 	}
 }
 
@@ -92,66 +171,146 @@ func stopBefore(r *http.Request, resp Response, i int) bool {
 	return false
 }
 
-func streamOpenAI(r *http.Request, resp Response, model string, usage Usage, write func(string, string)) {
+// counter sends the chunks the failure knobs count.
+type counter struct {
+	r     *http.Request
+	resp  Response
+	write func(event, data string)
+	sent  int
+}
+
+// stopped reports whether the stream ends before the next counted chunk.
+func (c *counter) stopped() bool { return stopBefore(c.r, c.resp, c.sent) }
+
+// send writes the next counted chunk (or, if it is the malformed one, the start of it) and reports
+// false when the stream ends before it.
+func (c *counter) send(event, data, malformed string) bool {
+	if c.stopped() {
+		return false
+	}
+	c.sent++
+	if c.resp.MalformedChunk != nil && *c.resp.MalformedChunk == c.sent {
+		data = malformed
+	}
+	c.write(event, data)
+	return true
+}
+
+func openAIChunk(model string, delta map[string]any, finish any) string {
+	return string(mustJSON(map[string]any{
+		"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+	}))
+}
+
+func streamOpenAI(c *counter, resp Response, model string, usage Usage, write func(string, string)) {
 	if len(resp.StreamError) > 0 {
 		write("", string(mustJSON(map[string]json.RawMessage{"error": resp.StreamError})))
 		return
 	}
-	for i, piece := range chunks(resp.Text) {
-		if stopBefore(r, resp, i) {
+	for _, piece := range chunks(resp.Text) {
+		if !c.send("", openAIChunk(model, map[string]any{"role": "assistant", "content": piece}, nil),
+			`{"id":"chatcmpl-fake","choices":[{"delta":{"content":`) {
 			return
 		}
-		if resp.MalformedChunk != nil && *resp.MalformedChunk == i+1 {
-			write("", `{"id":"chatcmpl-fake","choices":[{"delta":{"content":`)
-			continue
-		}
-		write("", string(mustJSON(map[string]any{
-			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
-			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": piece}, "finish_reason": nil}},
-		})))
 	}
-	if stopBefore(r, resp, len(chunks(resp.Text))) {
+	for i, tc := range resp.ToolCalls {
+		if !c.send("", openAIChunk(model, map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{
+			"index": i, "id": tc.id(i, false), "type": "function", "function": map[string]string{"name": tc.Name, "arguments": ""}}}}, nil),
+			`{"id":"chatcmpl-fake","choices":[{"delta":{"tool_calls":[{"index":`) {
+			return
+		}
+		for _, piece := range argPieces(tc.arguments()) {
+			if !c.send("", openAIChunk(model, map[string]any{"tool_calls": []any{map[string]any{
+				"index": i, "function": map[string]string{"arguments": piece}}}}, nil),
+				`{"id":"chatcmpl-fake","choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":`) {
+				return
+			}
+		}
+	}
+	if c.stopped() {
 		return
 	}
-	write("", string(mustJSON(map[string]any{
-		"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
-		"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}},
-	})))
+	write("", openAIChunk(model, map[string]any{}, resp.finish(false)))
 	write("", string(mustJSON(map[string]any{
 		"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": []any{},
-		"usage": map[string]int{"prompt_tokens": usage.Input, "completion_tokens": usage.Output, "total_tokens": usage.Input + usage.Output},
+		"usage": openAIUsage(usage),
 	})))
 	write("", "[DONE]")
 }
 
-func streamAnthropic(r *http.Request, resp Response, model string, usage Usage, write func(string, string)) {
+func streamAnthropic(c *counter, resp Response, model string, usage Usage, write func(string, string)) {
 	write("message_start", string(mustJSON(map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]int{"input_tokens": usage.Input, "output_tokens": 0},
+		"stop_reason": nil, "stop_sequence": nil, "usage": anthropicUsage(usage, 0),
 	}})))
 	if len(resp.StreamError) > 0 {
 		write("error", string(mustJSON(map[string]any{"type": "error", "error": resp.StreamError})))
 		return
 	}
-	write("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-	for i, piece := range chunks(resp.Text) {
-		if stopBefore(r, resp, i) {
+	index := 0
+	delta := func(delta map[string]string) string {
+		return string(mustJSON(map[string]any{"type": "content_block_delta", "index": index, "delta": delta}))
+	}
+	blockStop := func() {
+		write("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, index))
+		index++
+	}
+	if resp.Thinking != "" || resp.Signature != "" {
+		write("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"thinking","thinking":"","signature":""}}`, index))
+		for _, piece := range chunks(resp.Thinking) {
+			write("content_block_delta", delta(map[string]string{"type": "thinking_delta", "thinking": piece}))
+		}
+		if resp.Signature != "" {
+			write("content_block_delta", delta(map[string]string{"type": "signature_delta", "signature": resp.Signature}))
+		}
+		blockStop()
+	}
+	if resp.textBlock() {
+		write("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"text","text":""}}`, index))
+		for _, piece := range chunks(resp.Text) {
+			if !c.send("content_block_delta", delta(map[string]string{"type": "text_delta", "text": piece}),
+				fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":`, index)) {
+				return
+			}
+		}
+		if c.stopped() {
 			return
 		}
-		if resp.MalformedChunk != nil && *resp.MalformedChunk == i+1 {
-			write("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`)
-			continue
-		}
-		write("content_block_delta", string(mustJSON(map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]string{"type": "text_delta", "text": piece}})))
+		blockStop()
 	}
-	if stopBefore(r, resp, len(chunks(resp.Text))) {
+	for i, tc := range resp.ToolCalls {
+		start := string(mustJSON(map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "tool_use", "id": tc.id(i, true), "name": tc.Name, "input": map[string]any{}}}))
+		if !c.send("content_block_start", start, fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":`, index)) {
+			return
+		}
+		for _, piece := range argPieces(tc.arguments()) {
+			if !c.send("content_block_delta", delta(map[string]string{"type": "input_json_delta", "partial_json": piece}),
+				fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":`, index)) {
+				return
+			}
+		}
+		if c.stopped() {
+			return
+		}
+		blockStop()
+	}
+	if c.stopped() {
 		return
 	}
-	write("content_block_stop", `{"type":"content_block_stop","index":0}`)
 	write("message_delta", string(mustJSON(map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]int{"output_tokens": usage.Output}})))
+		"delta": map[string]any{"stop_reason": resp.finish(true), "stop_sequence": nil}, "usage": map[string]int{"output_tokens": usage.Output}})))
 	write("message_stop", `{"type":"message_stop"}`)
+}
+
+// rawJSON embeds valid JSON text as is, and anything else (only possible from rules built in Go,
+// which skip validation) as a string.
+func rawJSON(text string) any {
+	if json.Valid([]byte(text)) {
+		return json.RawMessage(text)
+	}
+	return text
 }
 
 func (s *Server) respondWhole(w http.ResponseWriter, resp Response, model string, usage Usage, anthropic bool) {
@@ -159,18 +318,38 @@ func (s *Server) respondWhole(w http.ResponseWriter, resp Response, model string
 	if anthropic {
 		content := []any{}
 		if !resp.Empty {
-			content = append(content, map[string]string{"type": "text", "text": resp.Text})
+			if resp.Thinking != "" || resp.Signature != "" {
+				content = append(content, map[string]string{"type": "thinking", "thinking": resp.Thinking, "signature": resp.Signature})
+			}
+			if resp.textBlock() {
+				content = append(content, map[string]string{"type": "text", "text": resp.Text})
+			}
+			for i, tc := range resp.ToolCalls {
+				content = append(content, map[string]any{"type": "tool_use", "id": tc.id(i, true), "name": tc.Name, "input": rawJSON(tc.arguments())})
+			}
 		}
 		_, _ = w.Write(mustJSON(map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-			"content": content, "stop_reason": "end_turn", "usage": map[string]int{"input_tokens": usage.Input, "output_tokens": usage.Output}}))
+			"content": content, "stop_reason": resp.finish(true), "stop_sequence": nil, "usage": anthropicUsage(usage, usage.Output)}))
 		return
 	}
 	choices := []any{}
 	if !resp.Empty {
-		choices = append(choices, map[string]any{"index": 0, "message": map[string]string{"role": "assistant", "content": resp.Text}, "finish_reason": "stop"})
+		message := map[string]any{"role": "assistant", "content": resp.Text}
+		if len(resp.ToolCalls) > 0 {
+			if resp.Text == "" {
+				message["content"] = nil
+			}
+			calls := []any{}
+			for i, tc := range resp.ToolCalls {
+				calls = append(calls, map[string]any{"id": tc.id(i, false), "type": "function",
+					"function": map[string]string{"name": tc.Name, "arguments": tc.arguments()}})
+			}
+			message["tool_calls"] = calls
+		}
+		choices = append(choices, map[string]any{"index": 0, "message": message, "finish_reason": resp.finish(false)})
 	}
 	_, _ = w.Write(mustJSON(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model, "choices": choices,
-		"usage": map[string]int{"prompt_tokens": usage.Input, "completion_tokens": usage.Output, "total_tokens": usage.Input + usage.Output}}))
+		"usage": openAIUsage(usage)}))
 }
 
 // resetConnection drops the TCP connection before any header, with an RST where possible.
@@ -192,7 +371,7 @@ func resetConnection(w http.ResponseWriter) {
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(err) // only ever called with maps of plain values
+		panic(err) // only ever called with maps of plain values and valid raw JSON
 	}
 	return b
 }
