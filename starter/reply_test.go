@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +84,62 @@ func TestSessionModelSwitchesARunningReply(t *testing.T) {
 	}
 	if res.Text != "from the switch" || len(res.Attempts) < 2 || res.Attempts[len(res.Attempts)-2].Result != policy.ResultSwitched {
 		t.Errorf("result %q, attempts %+v", res.Text, res.Attempts)
+	}
+}
+
+func TestReplySendsImagesASystemPromptAndParameters(t *testing.T) {
+	w := testsuite.NewWorld(t, `{agents: {defaults: {model: {primary: "anthropic/claude"}}}}`,
+		[]store.Credential{{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-cli-img"}},
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "two squares"}}}})
+	srv := testsuite.SharedServer(t)
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.png"), filepath.Join(dir, "b.jpg")
+	imgA := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{1}, 6000)...)
+	imgB := append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, bytes.Repeat([]byte{2}, 100)...)
+	_ = os.WriteFile(a, imgA, 0o600)
+	_ = os.WriteFile(b, imgB, 0o600)
+	code, stdout, stderr := baton(t, "reply", "--address", srv.HostPort(), "--task-queue", tq, "--store", w.StoreURL,
+		"--image", a, "--image", b, "--system", "Count shapes.", "--temperature", "0.2", "--max-tokens", "64", "how many?")
+	if code != 0 || stdout != "two squares\n" {
+		t.Fatalf("exit %d: %q %s", code, stdout, stderr)
+	}
+	var sent struct {
+		System      []struct{ Text string }
+		Temperature float64
+		MaxTokens   int `json:"max_tokens"`
+		Messages    []struct {
+			Content []struct {
+				Type   string
+				Text   string
+				Source struct {
+					MediaType string `json:"media_type"`
+					Data      string
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(w.Fake.Calls()[0].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent.System) != 1 || sent.System[0].Text != "Count shapes." || sent.Temperature != 0.2 || sent.MaxTokens != 64 ||
+		len(sent.Messages) != 1 || len(sent.Messages[0].Content) != 3 {
+		t.Fatalf("the provider got %s", w.Fake.Calls()[0].Body[:min(600, len(w.Fake.Calls()[0].Body))])
+	}
+	for i, want := range [][]byte{imgA, imgB} {
+		src := sent.Messages[0].Content[i+1].Source
+		got, _ := base64.StdEncoding.DecodeString(src.Data)
+		if !bytes.Equal(got, want) || src.MediaType != map[int]string{0: "image/png", 1: "image/jpeg"}[i] {
+			t.Errorf("image %d: %s, %d bytes, equal %v", i, src.MediaType, len(got), bytes.Equal(got, want))
+		}
+	}
+	notImage := filepath.Join(dir, "notes.txt")
+	_ = os.WriteFile(notImage, []byte("hello"), 0o600)
+	for _, args := range [][]string{{"--image", notImage, "x"}, {"--image", filepath.Join(dir, "missing.png"), "x"}, {"--temperature", "3", "x"}, {"--max-tokens", "0", "x"}} {
+		if code, _, stderr := baton(t, append([]string{"reply", "--address", srv.HostPort(), "--task-queue", tq}, args...)...); code != exitUsage ||
+			!strings.Contains(stderr, strings.TrimPrefix(args[0], "")) {
+			t.Errorf("%v: exit %d %s", args, code, stderr)
+		}
 	}
 }

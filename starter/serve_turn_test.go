@@ -219,6 +219,9 @@ func TestAnthropicClientRunsAToolStepThroughServe(t *testing.T) {
 			if sent["temperature"] != 0.5 || sent["top_k"] != 40.0 || sent["max_tokens"] != 500.0 {
 				t.Errorf("the provider got temperature %v top_k %v max_tokens %v", sent["temperature"], sent["top_k"], sent["max_tokens"])
 			}
+			if stops, _ := json.Marshal(sent["stop_sequences"]); string(stops) != `["STOP"]` {
+				t.Errorf("stop_sequences %s", stops)
+			}
 			if sys, _ := json.Marshal(sent["system"]); !strings.Contains(string(sys), "Be brief.") {
 				t.Errorf("system: %s", sys)
 			}
@@ -501,4 +504,40 @@ func TestATenMegabyteImageFailsOverWithoutBloatingTheHistory(t *testing.T) {
 		t.Errorf("the reply's history is %d bytes, want under 64 KB", size)
 	}
 	t.Logf("history of a 10 MB image turn through a failover: %d bytes", size)
+}
+
+func TestStructuredOutputSurvivesAFailoverToAnthropic(t *testing.T) {
+	tw := newTurnWorld(t, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: `{"city":"Oslo","celsius":2}`}, overloaded()}},
+		// Anthropic answers a json_schema format through the forced tool baton asks for.
+		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{
+			{ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_f", Name: "report", Arguments: `{"city":"Oslo","celsius":2}`}}}}},
+	})
+	schema := map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}, "celsius": map[string]any{"type": "number"}}}
+	params := openai.ChatCompletionNewParams{Model: "openai/gpt-5", MaxTokens: openai.Int(120),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Oslo as JSON.")},
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "report", Schema: schema, Strict: openai.Bool(true)}}}}
+	client := tw.openai()
+	for i, stream := range []bool{false, true} {
+		msg, finish, _ := complete(t, client, params, stream)
+		if msg.Content != `{"city":"Oslo","celsius":2}` || len(msg.ToolCalls) != 0 || finish != "stop" {
+			t.Errorf("answer %d: %q, %d tool calls, finish %q", i, msg.Content, len(msg.ToolCalls), finish)
+		}
+		sent := tw.lastBody(t)
+		if i == 0 {
+			// The OpenAI-wire primary got the format as sent, and the caller's max_tokens spelling.
+			if rf, _ := json.Marshal(sent["response_format"]); !strings.Contains(string(rf), `"type":"json_schema"`) || !strings.Contains(string(rf), `"name":"report"`) ||
+				sent["max_tokens"] != 120.0 || sent["max_completion_tokens"] != nil {
+				t.Errorf("primary got response_format %s, max_tokens %v", rf, sent["max_tokens"])
+			}
+			continue
+		}
+		// The Anthropic-wire fallback was asked for the schema through a forced tool.
+		tools, _ := json.Marshal(sent["tools"])
+		choice, _ := json.Marshal(sent["tool_choice"])
+		if !strings.Contains(string(tools), `"name":"report"`) || !strings.Contains(string(tools), `"celsius"`) || string(choice) != `{"name":"report","type":"tool"}` {
+			t.Errorf("fallback got tools %s, tool_choice %s", tools, choice)
+		}
+	}
 }
