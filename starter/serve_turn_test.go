@@ -163,31 +163,6 @@ func complete(t *testing.T, client openai.Client, params openai.ChatCompletionNe
 	return acc.Choices[0].Message, acc.Choices[0].FinishReason, acc.Usage
 }
 
-// completeAnthropic sends params through the Anthropic SDK, whole or streamed.
-func completeAnthropic(t *testing.T, client anthropic.Client, params anthropic.MessageNewParams, stream bool) anthropic.Message {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if !stream {
-		m, err := client.Messages.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return *m
-	}
-	s := client.Messages.NewStreaming(ctx, params)
-	var m anthropic.Message
-	for s.Next() {
-		if err := m.Accumulate(s.Current()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func TestAnthropicClientRunsAToolStepThroughServe(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "whole", true: "stream"}[stream], func(t *testing.T) {
@@ -205,7 +180,7 @@ func TestAnthropicClientRunsAToolStepThroughServe(t *testing.T) {
 				TopK:          anthropic.Int(40),
 				StopSequences: []string{"STOP"},
 			}
-			m := completeAnthropic(t, client, params, stream)
+			m := completeAnthropicWith(t, client, params, stream)
 			var use anthropic.ToolUseBlock
 			for _, b := range m.Content {
 				if b.Type == "tool_use" {
@@ -227,7 +202,7 @@ func TestAnthropicClientRunsAToolStepThroughServe(t *testing.T) {
 			}
 			params.Messages = append(params.Messages, m.ToParam(),
 				anthropic.NewUserMessage(anthropic.NewToolResultBlock("toolu_01", "2 degrees", false)))
-			m = completeAnthropic(t, client, params, stream)
+			m = completeAnthropicWith(t, client, params, stream)
 			if len(m.Content) != 1 || m.Content[0].Text != "Cold: 2 degrees." || m.StopReason != "end_turn" {
 				t.Errorf("answer %+v stop %q", m.Content, m.StopReason)
 			}
@@ -306,6 +281,7 @@ func TestToolsSurviveAFailoverAcrossWires(t *testing.T) {
 	})
 }
 
+// completeAnthropicWith sends params through the Anthropic SDK, whole or streamed.
 func completeAnthropicWith(t *testing.T, client anthropic.Client, params anthropic.MessageNewParams, stream bool, opts ...aoption.RequestOption) anthropic.Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
