@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/internal/metrics"
 	"github.com/batonhq/baton/store"
 	"go.temporal.io/sdk/activity"
@@ -30,6 +31,9 @@ type Activities struct {
 	Metrics *metrics.Registry
 	// Now stamps what an attempt records itself (time.Now when nil; simulate's scenario clock).
 	Now func() time.Time
+	// Streams holds the live callers of a front door that runs attempts itself (serve, baton
+	// reply); nil in the shared worker.
+	Streams *live.Hub
 }
 
 func (a *Activities) now() time.Time {

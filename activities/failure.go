@@ -20,7 +20,7 @@ func FailureOf(providerID string, e *provider.Error) policy.Failure {
 // empty_response; an in-band error event is read like an HTTP body without a status.
 func ReasonOf(providerID string, e *provider.Error) policy.Reason {
 	switch e.Stream {
-	case provider.FaultCut, provider.FaultStall, provider.FaultFirstToken, provider.FaultMalformed:
+	case provider.FaultCut, provider.FaultStall, provider.FaultFirstToken, provider.FaultResponseTimeout, provider.FaultMalformed:
 		return policy.ReasonTimeout
 	case provider.FaultEmpty:
 		return policy.ReasonEmptyResponse

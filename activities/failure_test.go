@@ -16,6 +16,7 @@ func TestReasonOfStreamFaultsAndBodies(t *testing.T) {
 	}{
 		{"a cut stream", provider.Error{Stream: provider.FaultCut, Message: "the stream ended before the protocol's terminator"}, policy.ReasonTimeout},
 		{"a stall", provider.Error{Stream: provider.FaultStall}, policy.ReasonTimeout},
+		{"no response headers", provider.Error{Stream: provider.FaultResponseTimeout, Net: "timeout"}, policy.ReasonTimeout},
 		{"a first-token timeout", provider.Error{Stream: provider.FaultFirstToken}, policy.ReasonTimeout},
 		{"a malformed chunk", provider.Error{Stream: provider.FaultMalformed}, policy.ReasonTimeout},
 		{"an empty 200", provider.Error{Stream: provider.FaultEmpty}, policy.ReasonEmptyResponse},

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/store"
@@ -22,12 +24,13 @@ type Limits struct {
 	SkipTTL           time.Duration
 	FirstTokenTimeout time.Duration
 	IdleTimeout       time.Duration
+	ResponseTimeout   time.Duration
 }
 
 // DefaultLimits are DESIGN.md's defaults.
 func DefaultLimits() Limits {
 	return Limits{RetryMaxWait: policy.DefaultRetryMaxWait, SkipTTL: policy.DefaultSkipTTL,
-		FirstTokenTimeout: provider.DefaultFirstTokenTimeout, IdleTimeout: provider.DefaultIdleTimeout}
+		FirstTokenTimeout: provider.DefaultFirstTokenTimeout, IdleTimeout: provider.DefaultIdleTimeout, ResponseTimeout: provider.DefaultResponseTimeout}
 }
 
 // ConfigSource hands out the current config (reloaded on change by the worker).
@@ -70,7 +73,7 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 	}
 	lim := a.limits()
 	state := policy.ReplyState{Config: a.Config.Get(), RetryMaxWait: lim.RetryMaxWait, SkipTTL: lim.SkipTTL,
-		FirstTokenTimeout: lim.FirstTokenTimeout, IdleTimeout: lim.IdleTimeout}
+		FirstTokenTimeout: lim.FirstTokenTimeout, IdleTimeout: lim.IdleTimeout, ResponseTimeout: lim.ResponseTimeout}
 	if req.Session != "" {
 		sess, err := st.GetSession(ctx, req.Session)
 		if err != nil {
@@ -103,6 +106,9 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 // history keeps the reason every decision was made on.
 func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (policy.AttemptOutcome, error) {
 	out, err := a.attempt(ctx, req)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err() // cancelled: the aborted call changes no usage stats
+	}
 	if err != nil || !req.Record || policy.WillRetry(out, req.Retries, req.RetryMaxWait) {
 		return out, err
 	}
@@ -148,21 +154,37 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (po
 	var chunks atomic.Int64
 	stopBeat := heartbeat(ctx, &chunks)
 	defer stopBeat()
+	// A live caller (this process is its front door) gets each delta as the provider sends it,
+	// and its going away ends the call at once.
+	stream, _ := a.Streams.Get(req.StreamKey)
+	sink := &deltaSink{stream: stream, prefill: req.Prefill, model: req.Provider + "/" + req.Model}
+	if stream != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(stream.Context(), cancel)()
+	}
 	resp, err := provider.Complete(ctx, provider.Request{
 		Provider: req.Provider, Model: req.Model, API: pc.API, BaseURL: pc.BaseURL,
 		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
 		Turn:              turn,
-		FirstTokenTimeout: req.FirstTokenTimeout, IdleTimeout: req.IdleTimeout,
+		FirstTokenTimeout: req.FirstTokenTimeout, IdleTimeout: req.IdleTimeout, ResponseTimeout: req.ResponseTimeout,
 		OnChunk:  func() { chunks.Add(1) },
+		OnDelta:  sink.send,
+		Prefill:  req.Prefill,
 		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
 		HTTPClient: a.HTTPClient,
 		Now:        func() time.Time { return req.Now },
 	})
+	if err != nil && stream != nil && stream.Context().Err() != nil {
+		return policy.AttemptOutcome{}, temporal.NewNonRetryableApplicationError("the caller went away", policy.ErrAborted, nil)
+	}
 	var pe *provider.Error
 	switch {
 	case errors.As(err, &pe):
 		out := policy.AttemptOutcome{Reason: ReasonOf(req.Provider, pe), Status: pe.Status, Code: pe.Code,
-			Error: pe.Message, Hint: HintOf(pe, req.Now), StreamFault: pe.Stream, Net: pe.Net}
+			Error: pe.Message, Hint: HintOf(pe, req.Now), StreamFault: pe.Stream, Net: pe.Net,
+			Partial: sink.text.String(), Delivered: sink.delivered, ToolCallsDelivered: sink.toolCalls}
 		if out.Error == "" {
 			out.Error = pe.BodyPreview
 		}
@@ -182,6 +204,9 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (po
 		if err := st.PutCredential(ctx, req.Agent, cred); err != nil {
 			a.logger().Warn("storing a refreshed token failed", zap.String("profile", req.Profile), zap.Error(err))
 		}
+	}
+	if req.Prefill != "" {
+		resp.Answer.Text = policy.ContinuationText(req.Prefill, resp.Answer.Text)
 	}
 	return policy.Succeeded(resp.Answer), nil
 }
@@ -297,12 +322,16 @@ func (a *Activities) EndTurn(ctx context.Context, e policy.TurnEnd) error {
 	return err
 }
 
-// heartbeat tells the server, every third of the heartbeat timeout, that this worker still
-// streams (the chunk count as progress), until stop. Off the stream's path: the SDK sends a
+// HeartbeatEvery bounds how long a cancelled reply's attempt goes on: its cancellation comes back
+// on a heartbeat (the worker lets the SDK send them this often: MaxHeartbeatThrottleInterval).
+const HeartbeatEvery = 500 * time.Millisecond
+
+// heartbeat tells the server, every third of the heartbeat timeout (at most HeartbeatEvery),
+// that this worker still streams (the chunk count as progress), until stop. Off the stream's path: the SDK sends a
 // first heartbeat synchronously, which would delay the answer; a stalled stream is ended by the
 // provider's watchdog, a dead worker by the missing heartbeats.
 func heartbeat(ctx context.Context, chunks *atomic.Int64) (stop func()) {
-	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	every := min(activity.GetInfo(ctx).HeartbeatTimeout/3, HeartbeatEvery)
 	if every <= 0 {
 		return func() {}
 	}
@@ -322,6 +351,37 @@ func heartbeat(ctx context.Context, chunks *atomic.Int64) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// deltaSink hands an attempt's deltas to its live caller, and remembers what reached it.
+type deltaSink struct {
+	stream    *live.Stream
+	prefill   string
+	model     string
+	started   bool // the continuation's text has begun
+	text      strings.Builder
+	delivered bool
+	toolCalls int
+}
+
+func (s *deltaSink) send(d provider.Delta) {
+	if s.stream == nil {
+		return
+	}
+	if d.Text != "" && !s.started {
+		if d.Text = policy.ContinuationText(s.prefill, d.Text); d.Text == "" {
+			return
+		}
+		s.started = true
+	}
+	if !s.stream.Send(live.Delta{Text: d.Text, Reasoning: d.Reasoning, ToolCall: d.ToolCall, Model: s.model}) {
+		return
+	}
+	s.delivered = true
+	s.text.WriteString(d.Text)
+	if d.ToolCall != nil {
+		s.toolCalls++
+	}
 }
 
 // turnOf is the turn an attempt sends: kept in the store (TurnRef), inline, or one message.

@@ -22,7 +22,7 @@ func TestClassify(t *testing.T) {
 		{"a bare 410 is transport, not session expiry", Failure{Status: 410, Message: "Gone"}, ReasonTimeout},
 		{"a 410 saying the conversation expired is session_expired", Failure{Status: 410, Message: "conversation expired"}, ReasonSessionExpired},
 		{"a 429 is rate_limit", Failure{Status: 429}, ReasonRateLimit},
-		{"a 429 with billing text stays billing", Failure{Status: 429, Message: "You exceeded your current quota. insufficient_quota"}, ReasonBilling},
+		{"a 429 with money words stays billing", Failure{Status: 429, Message: "Insufficient balance. Please top up your account"}, ReasonBilling},
 		{"a 500 is a server error, which is timeout", Failure{Status: 500, Message: "Internal Server Error"}, ReasonTimeout},
 		{"a 502 is timeout", Failure{Status: 502}, ReasonTimeout},
 		{"a 503 saying service unavailable is overloaded", Failure{Status: 503, Message: "Service Unavailable"}, ReasonOverloaded},
@@ -37,7 +37,7 @@ func TestClassify(t *testing.T) {
 
 		// JSON bodies.
 		{"an OpenAI rate-limit body", Failure{Status: 429, Body: `{"error":{"message":"Rate limit reached for gpt-5","type":"requests","code":"rate_limit_exceeded"}}`}, ReasonRateLimit},
-		{"an OpenAI quota body is billing", Failure{Status: 429, Body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`}, ReasonBilling},
+		{"an OpenAI quota body at 429 is a rate limit: the message decides before the code", Failure{Status: 429, Body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`}, ReasonRateLimit},
 		{"an Anthropic overloaded body", Failure{Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, ReasonOverloaded},
 		{"an Anthropic invalid-request body is format", Failure{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"messages: text content blocks must be non-empty"}}`}, ReasonFormat},
 		{"an Anthropic authentication body is auth", Failure{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`}, ReasonAuth},
@@ -98,10 +98,18 @@ func FuzzClassify(f *testing.F) {
 	f.Add("openai", 429, "Rate limit reached", `{"error":{"message":"x"}}`, "rate_limit_exceeded")
 	f.Add("openrouter", 403, "Key limit exceeded", "", "")
 	f.Add("", 0, "\xff{\"error\":", "{", "")
+	// Every example of the rule tables (issue 20), so the fuzzer starts from real provider texts.
+	for _, c := range allRuleCases() {
+		f.Add(c.f.Provider, c.f.Status, c.f.Message, c.f.Body, c.f.Code)
+	}
 	f.Fuzz(func(t *testing.T, provider string, status int, msg, body, code string) {
-		r := Classify(Failure{Provider: provider, Status: status, Message: msg, Body: body, Code: code})
+		in := Failure{Provider: provider, Status: status, Message: msg, Body: body, Code: code}
+		r := Classify(in)
 		if r != ReasonNone && !validReason(r) {
-			t.Fatalf("unknown reason %q", r)
+			t.Fatalf("unknown reason %q", r) // the classifier's own server_error never leaks
+		}
+		if again := Classify(in); again != r {
+			t.Fatalf("not deterministic: %s then %s", r, again)
 		}
 	})
 }

@@ -89,6 +89,10 @@ type Cooldowns struct {
 	RateLimitedProfileRotations int                      `json:"rateLimitedProfileRotations"`
 	AuthPermanentBackoff        time.Duration            `json:"authPermanentBackoff"`
 	AuthPermanentMax            time.Duration            `json:"authPermanentMax"`
+	// AllowFormatRetry (auth.cooldowns.allowFormatRetry, off by default) lets one format failure
+	// per reply advance to the next candidate instead of ending the reply: OpenClaw's opt-in
+	// allowFormatRetry, for a model that refuses what a sibling would take.
+	AllowFormatRetry bool `json:"allowFormatRetry,omitempty"`
 }
 
 // DefaultCooldowns are the seeds' numbers.
@@ -130,6 +134,19 @@ type ProviderConfig struct {
 type ModelSpec struct {
 	ID    string   `json:"id"`
 	Input []string `json:"input,omitempty"`
+	// FirstTokenTimeout (firstTokenTimeoutMs, baton's key) replaces BATON_FIRST_TOKEN_TIMEOUT_MS
+	// for this model: a slow-thinking model may be given longer than a fast one.
+	FirstTokenTimeout time.Duration `json:"firstTokenTimeout,omitempty"`
+}
+
+// FirstTokenTimeout is a model's first-token timeout: its catalog entry's, else def.
+func (c *Config) FirstTokenTimeout(ref ModelRef, def time.Duration) time.Duration {
+	for _, m := range c.Providers[ref.Provider].Models {
+		if m.ID == ref.Model && m.FirstTokenTimeout > 0 {
+			return m.FirstTokenTimeout
+		}
+	}
+	return def
 }
 
 // AcceptsImages reports whether a model may be sent images: a catalog entry whose input list
@@ -154,7 +171,9 @@ type Config struct {
 	Profiles   []ProfileConfig
 	AuthOrder  map[string][]string
 	Cooldowns  Cooldowns
-	Providers  map[string]ProviderConfig
+	// Streaming is streaming.* (baton's keys): what a stream cut after content reached the caller does.
+	Streaming Streaming `json:"streaming,omitzero"`
+	Providers map[string]ProviderConfig
 	// CronJobs are cron.jobs[] (baton's key): jobs the worker keeps as schedules.
 	CronJobs []CronJob `json:"cronJobs,omitempty"`
 }
@@ -279,6 +298,14 @@ func (d *configDecoder) decode(root *jsonValue) *Config {
 			}
 		}
 	}
+	if st := root.get("streaming"); st != nil && d.want("streaming", st, jsonObject) {
+		if v := st.get("midStream"); v != nil {
+			cfg.Streaming.MidStream = d.str("streaming.midStream", v)
+			if m := cfg.Streaming.MidStream; m != MidStreamContinue && m != MidStreamError {
+				d.fail("streaming.midStream", v, "%q is not %q or %q", m, MidStreamContinue, MidStreamError)
+			}
+		}
+	}
 	auth := root.get("auth")
 	if d.want("auth", auth, jsonObject) {
 		d.profiles(cfg, auth.get("profiles"))
@@ -372,6 +399,9 @@ func (d *configDecoder) decode(root *jsonValue) *Config {
 								}
 								spec.Input = append(spec.Input, kind)
 							}
+						}
+						if v := el.get("firstTokenTimeoutMs"); v != nil {
+							spec.FirstTokenTimeout = d.positive(mp+".firstTokenTimeoutMs", v, time.Millisecond)
 						}
 						pc.Models = append(pc.Models, spec)
 					}
@@ -584,6 +614,9 @@ func (d *configDecoder) cooldowns(c *Cooldowns, v *jsonValue) {
 	minutes("authPermanentMaxMinutes", &c.AuthPermanentMax)
 	count("overloadedProfileRotations", &c.OverloadedProfileRotations)
 	count("rateLimitedProfileRotations", &c.RateLimitedProfileRotations)
+	if b := v.get("allowFormatRetry"); b != nil && d.want("auth.cooldowns.allowFormatRetry", b, jsonBool) {
+		c.AllowFormatRetry = b.b
+	}
 	if n := v.get("overloadedBackoffMs"); n != nil && d.want("auth.cooldowns.overloadedBackoffMs", n, jsonNumber) {
 		if n.num < 0 || math.IsNaN(n.num) || math.IsInf(n.num, 0) || n.num > float64(time.Hour/time.Millisecond) {
 			d.fail("auth.cooldowns.overloadedBackoffMs", n, "%v is not a number of milliseconds from 0 to 3600000", n.num)

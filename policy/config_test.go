@@ -121,6 +121,13 @@ func TestParseConfigDefaults(t *testing.T) {
 		d.AuthPermanentBackoff != 10*time.Minute || d.AuthPermanentMax != time.Hour || d.OverloadedBackoff != 0 {
 		t.Errorf("defaults differ from the seeds: %+v", d)
 	}
+	if DefaultCooldowns().AllowFormatRetry {
+		t.Error("format errors are terminal unless the config opts in")
+	}
+	cfg, err = ParseConfig([]byte(`{auth: {cooldowns: {allowFormatRetry: true}}}`))
+	if err != nil || !cfg.Cooldowns.AllowFormatRetry {
+		t.Errorf("auth.cooldowns.allowFormatRetry: %+v, %v", cfg.Cooldowns, err)
+	}
 	cfg, err = ParseConfig([]byte(`{agents: {defaults: {model: "openai/gpt-5"}}}`))
 	if err != nil || cfg.Model.Primary.String() != "openai/gpt-5" || cfg.Model.HasFallbacks {
 		t.Errorf("a string model: %+v, %v", cfg.Model, err)
@@ -141,6 +148,7 @@ func TestParseConfigNamesTheBadKey(t *testing.T) {
 		{`{auth: {cooldowns: {billingBackoffHours: "5"}}}`, "auth.cooldowns.billingBackoffHours", "is a string, want a number", 1},
 		{`{auth: {cooldowns: {rateLimitedProfileRotations: 1.5}}}`, "auth.cooldowns.rateLimitedProfileRotations", "whole number", 1},
 		{`{auth: {cooldowns: {billingBackoffHours: 30}}}`, "auth.cooldowns.billingMaxHours", "less than billingBackoffHours", 0},
+		{`{auth: {cooldowns: {allowFormatRetry: "yes"}}}`, "auth.cooldowns.allowFormatRetry", "is a string, want a bool", 1},
 		{`{auth: {profiles: {"openai:a": {mode: "password"}}}}`, "auth.profiles.openai:a.mode", `"password" is not one of`, 1},
 		{`{auth: {order: {openai: "openai:a"}}}`, "auth.order.openai", "is a string, want an array", 1},
 		{`{models: {providers: {ollama: {baseUrl: "localhost:11434"}}}}`, "models.providers.ollama.baseUrl", "not an http(s) URL", 1},

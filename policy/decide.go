@@ -148,13 +148,25 @@ type FailureState struct {
 	NextProfile string
 	UserPinned  bool
 	Probe       bool
+	// FormatRetryUsed: this reply already advanced past a format failure (UsedFormatRetry).
+	FormatRetryUsed bool
+	// HasNextCandidate: a candidate follows this one in the chain (false, the zero value, keeps a
+	// format failure terminal).
+	HasNextCandidate bool
 }
 
 // NextStep decides rotate, advance or stop after a failure. wait is a pause before rotating
 // (overloadedBackoffMs).
 func NextStep(fs FailureState, cd Cooldowns) (step string, wait time.Duration) {
 	switch fs.Reason {
-	case ReasonContextOverflow, ReasonFormat:
+	case ReasonContextOverflow:
+		return StepStop, 0
+	case ReasonFormat:
+		// The same payload fails the same way on every key: never rotate. With the opt-in, the
+		// next model gets one chance per reply; with nothing after this one, the stop is truer.
+		if cd.AllowFormatRetry && !fs.FormatRetryUsed && fs.HasNextCandidate {
+			return StepAdvance, 0
+		}
 		return StepStop, 0
 	}
 	if fs.NextProfile == "" || fs.UserPinned || fs.Probe {
@@ -173,6 +185,17 @@ func NextStep(fs FailureState, cd Cooldowns) (step string, wait time.Duration) {
 		return StepRotate, 0 // each remaining profile gets its chance
 	}
 	return StepAdvance, 0
+}
+
+// UsedFormatRetry reports whether a reply whose earlier attempts are these already spent its
+// format retry: a format failure that did not end the reply.
+func UsedFormatRetry(earlier []Attempt) bool {
+	for _, a := range earlier {
+		if a.Result == ResultFailed && a.Reason == ReasonFormat {
+			return true
+		}
+	}
+	return false
 }
 
 // Same-candidate retries stand in for the SDK-internal retries of the seeds.

@@ -110,10 +110,51 @@ func TestNextStep(t *testing.T) {
 		{"a user-pinned profile never rotates", FailureState{Reason: ReasonAuth, NextProfile: "b", UserPinned: true}, StepAdvance, 0},
 		{"context overflow stops the reply", FailureState{Reason: ReasonContextOverflow, NextProfile: "b"}, StepStop, 0},
 		{"a terminal format error stops the reply", FailureState{Reason: ReasonFormat}, StepStop, 0},
+		{"a format error never rotates, even with profiles left", FailureState{Reason: ReasonFormat, NextProfile: "b"}, StepStop, 0},
 	}
 	for _, c := range cases {
 		if step, wait := NextStep(c.fs, cd); step != c.step || wait != c.wait {
 			t.Errorf("%s: %s after %v, want %s after %v", c.name, step, wait, c.step, c.wait)
+		}
+	}
+}
+
+// Issue 20, item 7: the opt-in format retry advances once per reply.
+func TestNextStepFormatRetry(t *testing.T) {
+	on := DefaultCooldowns()
+	on.AllowFormatRetry = true
+	cases := []struct {
+		name string
+		cd   Cooldowns
+		fs   FailureState
+		step string
+	}{
+		{"off by default: a format error stops", DefaultCooldowns(), FailureState{Reason: ReasonFormat}, StepStop},
+		{"off by default even with a candidate left", DefaultCooldowns(), FailureState{Reason: ReasonFormat, HasNextCandidate: true}, StepStop},
+		{"opted in: the first format error advances to the next candidate", on, FailureState{Reason: ReasonFormat, NextProfile: "b", HasNextCandidate: true}, StepAdvance},
+		{"opted in: a probe's format error advances too", on, FailureState{Reason: ReasonFormat, Probe: true, HasNextCandidate: true}, StepAdvance},
+		{"opted in: the second format error of a reply stops", on, FailureState{Reason: ReasonFormat, FormatRetryUsed: true, HasNextCandidate: true}, StepStop},
+		{"opted in: a format error on the last candidate stops", on, FailureState{Reason: ReasonFormat}, StepStop},
+		{"opted in: context overflow still stops", on, FailureState{Reason: ReasonContextOverflow}, StepStop},
+		{"opted in: other reasons are unchanged", on, FailureState{Reason: ReasonRateLimit, NextProfile: "b"}, StepRotate},
+	}
+	for _, c := range cases {
+		if step, _ := NextStep(c.fs, c.cd); step != c.step {
+			t.Errorf("%s: %s, want %s", c.name, step, c.step)
+		}
+	}
+	format := Attempt{Provider: "openai", Model: "gpt-5", Result: ResultFailed, Reason: ReasonFormat}
+	for _, c := range []struct {
+		name    string
+		earlier []Attempt
+		want    bool
+	}{
+		{"no attempt before: unused", nil, false},
+		{"other failures before: unused", []Attempt{{Result: ResultFailed, Reason: ReasonRateLimit}, {Result: ResultSkipped, Reason: ReasonFormat}}, false},
+		{"a format failure before: used", []Attempt{format, {Result: ResultFailed, Reason: ReasonTimeout}}, true},
+	} {
+		if got := UsedFormatRetry(c.earlier); got != c.want {
+			t.Errorf("UsedFormatRetry: %s: %v", c.name, got)
 		}
 	}
 }

@@ -71,6 +71,8 @@ var (
 		with("concurrency limit", `\bconcurrency limit\b.*\b(breached|reached)\b`).
 		with("exhausted", `\bresource[_ -]?exhausted\b`).
 		with("quota", `\bquota[_ -]?exceeded\b|\bquota (limit )?(exceeded|exhausted|depleted|reached)\b`).
+		// A quota or allotment used up, in either order ("exceeded your monthly allotment").
+		with("quota|allotment|allowance", `\b(?:quota|allotment|allowance)s?\b[^.;\n]{0,40}\b(?:exceeded|exhausted|used up|depleted|reached)\b|\b(?:exceeded|exhausted|used up|depleted|reached)\b[^.;\n]{0,40}\b(?:quota|allotment|allowance)s?\b`).
 		with("tpm", `\btpm\b`).
 		with("429", `(^|\b(https?|status(code)?|response(code)?|http status)\W{0,6})429\b|"(status|code)"\s*:\s*429\b|\b429\b.{0,3}(rate limit(ed|ing)?|too many requests|resource has been exhausted|quota (exceeded|exhausted|depleted|reached))`)
 
@@ -130,19 +132,43 @@ var (
 	keyLimitRe                = re(`\bkey limit exceeded\b`)
 )
 
-// Context overflow never fails over (compaction owns it), so it is matched narrowly.
+// Context overflow never fails over (compaction owns it): it is read by meaning, what was sent
+// against what the model holds, and nothing that only mentions it counts.
+const (
+	// Within one sentence: a dot counts only when text follows it at once ("llama-3.1").
+	ovGap   = `(?:[^.;!?\n]|\.\S){0,60}`
+	ovShort = `(?:[^.;!?\n]|\.\S){0,30}`
+	// What was sent.
+	ovSubject = `(?:\bprompt|\binputs?|\brequest|\bmessages?|\bconversation|\btokens|\btoken count)\b`
+	// It exceeds, or must stay under, what follows.
+	ovVerb = `(?:\bexceed(?:s|ed|ing)?\b|\b(?:is|are|was|were)\s+(?:greater|larger|longer|more|bigger)\s+than\b|` +
+		`\b(?:is|are)\s+too\s+(?:long|large|big)\s+for\b|\b(?:does\s+not|doesn't|do\s+not|don't|cannot|can't|will\s+not|won't)\s+fit(?:\s+in(?:to)?)?\b|` +
+		`\b(?:must|should)\s+(?:not\s+exceed\b|be\s+(?:at\s+most\b|less\s+than(?:\s+or\s+equal\s+to)?\b|smaller\s+than\b|shorter\s+than\b|no\s+(?:more|longer|larger)\s+than\b|<=?))|` +
+		`\bmust\s+have\s+(?:less|fewer)\s+than\b|\b(?:cannot|can't)\s+exceed\b|>)`
+	// The model's context: its size, length, window, budget, token limit or maximum.
+	ovContext = `(?:\bcontext[ _-]?(?:window|length|size|limit|budget|token\s+limit)|\btoken\s+limit|` +
+		`\bmax(?:imum)?\s+(?:context|model|input|prompt|sequence|number\s+of(?:\s+input)?\s+tokens|allowed(?:\s+input)?\s+tokens|size|length|tokens?)|` +
+		`\d+\s*k?\s+maximum)\b`
+)
+
 var (
 	overflow = lits("request_too_large", "request exceeds the maximum size", "context length exceeded", "context_length_exceeded",
-		"maximum context length", "prompt is too long", "request size exceeds model context window", "exceeded model token limit",
-		"input length and max_tokens exceed context limit", "max_tokens would exceed context window", "model_context_window_exceeded",
-		"context_window_exceeded", "上下文过长", "上下文超出限制", "超出最大上下文长度", "input is too long",
-		"input token count exceeds the maximum number of input tokens", "input exceeds the maximum number of tokens",
-		"exceeds the available context size", "ran out of room in the model's context window", "context window exceeded").
+		"maximum context length", "prompt is too long", "exceeded model token limit", "max_tokens would exceed context window",
+		"model_context_window_exceeded", "context_window_exceeded", "input is too long", "ran out of room in the model's context window").
 		with("413", `\b413\b.*request entity too large`).
-		with("inputs tokens", `inputs tokens \+ max_new_tokens must be <=`).
-		with("too many tokens", `too many tokens in (the )?(prompt|request)`)
-	notOverflow = lits("context window too small", "investigate", "upload limit", "prompt template").with("you requested", `you requested \d+k? tokens`)
-	tpmHint     = lits("tokens per minute", "tokens per day", "rate_limit", "rate limit").with("tpm", `\btpm\b`)
+		with("too many tokens", `too many tokens in (the )?(prompt|request)`).
+		with("context|token|max", ovSubject+ovGap+ovVerb+ovShort+ovContext).
+		with("context|token|max", ovContext+ovGap+`(?:\b(?:is|are)\s+(?:less|smaller|shorter|fewer)\s+than|\btoo\s+small\s+for|\b(?:cannot|can't|can\s+not)\s+(?:fit|hold|accommodate)|\bnot\s+(?:large|big|long)\s+enough\s+for)\b`+ovGap+ovSubject).
+		with("exceeded", ovContext+ovShort+`\b(?:(?:has|have)\s+been|was|were|is|are)\s+exceeded\b`).
+		with("exceed", `\bexceed(?:s|ed|ing)?\s+(?:the\s+)?models?'?s?\s+(?:max(?:imum)?\s+)?(?:context|token)\s+(?:limit|length|window|size)\b`).
+		with("overflow", `^\W*(?:error:\s*)?context overflow:`).
+		with("上下文", `上下文.{0,10}(?:超出|超过|过长)|(?:超出|超过).{0,10}上下文|压缩上下文|上下文.{0,6}压缩`).
+		with("compress|compact|shorten|trim|reduce", `\b(?:please|try to|you (?:must|need to|should))\s+(?:compress|compact|shorten|trim|reduce)\s+(?:the\s+|your\s+)?(?:context|conversation|chat history)\b|\breduce the length of the (?:messages?|prompt|input)\b`)
+	// A bound with only a number ("`inputs` must be at most 8192 tokens") counts when tokens are named.
+	overflowBoundRe = re(ovSubject + ovGap + ovVerb + `(?:\s+[a-z']+){0,4}?\s*\(?\d[\d,_]*\s*k?\b(?:\)?\s*tokens?\b)?`)
+	tokensWordRe    = re(`\btokens?\b`)
+	notOverflow     = lits("context window too small", "investigate", "upload limit", "prompt template")
+	tpmHint         = lits("tokens per minute", "tokens per min", "tokens per day", "rate_limit", "rate limit").with("tpm", `\btpm\b`)
 )
 
 // IsContextOverflow reports a message that says the prompt does not fit the model.
@@ -151,14 +177,27 @@ func IsContextOverflow(msg string) bool {
 	return isContextOverflowLower(lower)
 }
 
+// isContextOverflowLower: what was sent (prompt, input, request, tokens) exceeds or must stay under
+// the model's context (size, length, window, budget, token limit, maximum), in either order or
+// in the passive; a context size "has been exceeded"; the agent's own "Context overflow:" label;
+// Chinese 上下文 with 超出/超过/过长, or a request to compress the context. Never: rate-limit texts
+// (a TPM ceiling is not the context), a window too small for the config, chatter about overflow.
 func isContextOverflowLower(lower string) bool {
 	if strings.Contains(lower, "extra usage is required for long context") {
 		return false // Anthropic's billing text; DESIGN.md keeps it billing
 	}
-	if tpmHint.match(lower) || notOverflow.match(lower) {
+	if tpmHint.match(lower) || notOverflow.match(lower) || rateLimit.match(lower) {
 		return false
 	}
-	return overflow.match(lower)
+	if overflow.match(lower) {
+		return true
+	}
+	if strings.Contains(lower, "token") {
+		if m := overflowBoundRe.FindString(lower); m != "" && tokensWordRe.MatchString(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // isBillingText applies the billing list, its head rule and the Markdown guard.
@@ -169,13 +208,53 @@ func isBillingText(lower string) bool {
 	if records402Re.MatchString(lower) {
 		return false
 	}
-	if billing.match(lower) || (strings.Contains(lower, "402") && hard402Re.MatchString(lower)) {
+	if billing.match(lower) || insufficientBalance(lower) || (strings.Contains(lower, "402") && hard402Re.MatchString(lower)) {
 		return true
 	}
 	return billingHeadRe.MatchString(lower) && billingHeadWordRe.MatchString(lower)
 }
 
-// classify402 decides between billing and a retryable limit for a 402 answer.
+// insufficientBalance: "insufficient <a few words> balance" or a balance that "is too low", money
+// in any currency; "insufficient permissions to view the balance" is not.
+func insufficientBalance(lower string) bool {
+	if !strings.Contains(lower, "balance") {
+		return false
+	}
+	if strings.Contains(lower, "insufficient") {
+		for _, m := range insufficientRe.FindAllStringSubmatch(lower, -1) {
+			if !notMoneyWordRe.MatchString(m[1]) {
+				return true
+			}
+		}
+	}
+	return balanceShortRe.MatchString(lower)
+}
+
+var quotaWordRe = re(`insufficient[_ ]quota`)
+
+// speaksOfMoney is billing text about money (balance, credits, payment), not a quota's name.
+func speaksOfMoney(lower string) bool {
+	if strings.Contains(lower, "insufficient") {
+		lower = quotaWordRe.ReplaceAllString(lower, " ")
+	}
+	return isBillingText(lower)
+}
+
+// invalidThinkingSignature: a thinking block whose signature is invalid or expired, in any word
+// order; the request must change, so it is format, tried before the auth words ("expired").
+func invalidThinkingSignature(lower string) bool {
+	return strings.Contains(lower, "thinking") && strings.Contains(lower, "signature") && thinkingSignatureRe.MatchString(lower)
+}
+
+// rpcInternal500: the RPC status INTERNAL with code 500, in any order, spacing or quoting.
+func rpcInternal500(lower string) bool {
+	return strings.Contains(lower, "internal") && strings.Contains(lower, "500") &&
+		rpcInternalRe.MatchString(lower) && rpcCode500Re.MatchString(lower)
+}
+
+// classify402 decides between billing and a retryable limit for a 402 answer. A daily, weekly or
+// monthly limit is temporary only as a usage or spend limit, or with a reset in sight: "HTTP 402:
+// monthly limit exhausted" is money.
 func classify402(msg string) Reason {
 	lower := strings.ToLower(msg)
 	lower = urlRe.ReplaceAllString(wrapper402Re.ReplaceAllString(lower, ""), "")
@@ -189,14 +268,14 @@ func classify402(msg string) Reason {
 	case retryWordRe.MatchString(lower) && usageLimitRe.MatchString(lower),
 		periodRe.MatchString(lower) && spendLimitRe.MatchString(lower),
 		periodRe.MatchString(lower) && limitRe.MatchString(lower) && resetRe.MatchString(lower),
-		periodicUse.match(lower),
 		orgRe.MatchString(lower) && limitRe.MatchString(lower) && orgLimitEndRe.MatchString(lower):
 		return ReasonRateLimit
 	}
 	return ReasonBilling
 }
 
-// classifyMessage is the message classifier: the first rule that matches wins.
+// classifyMessage is the message classifier: the first rule that matches wins. status is the
+// failure's status, or the one its text starts with (0: none).
 func classifyMessage(msg, provider string, status int) Reason {
 	lower := strings.ToLower(strings.TrimSpace(msg))
 	if lower == "" {
@@ -207,6 +286,8 @@ func classifyMessage(msg, provider string, status int) Reason {
 		return ReasonNone
 	case imageInput.match(lower), strings.Contains(lower, "no endpoints found") && strings.Contains(lower, "support image input"):
 		return ReasonFormat
+	case provider == "claude-cli" && claudeCLIAuth.match(lower):
+		return ReasonAuth // elsewhere an expired OAuth session is the session's, not the key's
 	case sessionExpired.match(lower):
 		return ReasonSessionExpired
 	case modelNotFound.match(lower) && !isContextOverflowLower(lower):
@@ -218,7 +299,7 @@ func classifyMessage(msg, provider string, status int) Reason {
 	switch {
 	case isContextOverflowLower(lower):
 		return ReasonContextOverflow
-	case replayInvalid.match(lower):
+	case replayInvalid.match(lower), invalidThinkingSignature(lower):
 		return ReasonFormat
 	case strings.Contains(lower, "402") && hard402Re.MatchString(lower):
 		return classify402(lower)
@@ -234,17 +315,19 @@ func classifyMessage(msg, provider string, status int) Reason {
 	case overloaded.match(lower):
 		return ReasonOverloaded
 	case errorStop.match(lower):
-		return ReasonTimeout // the provider finished with an error: a server error
+		return reasonServerError // the provider finished with an error
 	case structuredSrv.match(lower) && !auth.match(lower):
-		return ReasonTimeout
+		return reasonServerError
 	case oauthPermanent.match(lower), authPermanent.match(lower):
 		return ReasonAuthPermanent
 	case auth.match(lower):
 		return ReasonAuth
-	case unknownErrorRe.MatchString(lower), serverError.match(lower):
+	case unknownErrorRe.MatchString(lower):
 		return ReasonTimeout
+	case serverError.match(lower), rpcInternal500(lower):
+		return reasonServerError
 	case apiErrorType.match(lower) && transient.match(lower):
-		return ReasonTimeout
+		return reasonServerError
 	case format.match(lower):
 		return ReasonFormat
 	case lower == noErrorDetailsText:

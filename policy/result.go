@@ -27,9 +27,11 @@ type Attempt struct {
 	// Error is the provider's error message (or the skip text), never a secret.
 	Error string `json:"error,omitempty"`
 	// Probe and Retries are present on every tried attempt.
-	Probe   *bool     `json:"probe,omitempty"`
-	Retries *int      `json:"retries,omitempty"`
-	At      time.Time `json:"at,omitzero"`
+	Probe   *bool `json:"probe,omitempty"`
+	Retries *int  `json:"retries,omitempty"`
+	// Continues: the attempt continued an answer another attempt's stream had begun.
+	Continues bool      `json:"continues,omitempty"`
+	At        time.Time `json:"at,omitzero"`
 }
 
 // Ref is the attempt's provider/model.
@@ -141,11 +143,15 @@ const (
 	DecisionSucceeded = "candidate_succeeded"
 )
 
-// Final outcomes of a fallback step.
+// Final outcomes of a fallback step. A failure that ends the reply names its stop instead of a
+// next candidate it never tried.
 const (
-	StepNextFallback   = "next_fallback"
-	StepSucceeded      = "succeeded"
-	StepChainExhausted = "chain_exhausted"
+	StepNextFallback    = "next_fallback"
+	StepSucceeded       = "succeeded"
+	StepChainExhausted  = "chain_exhausted"
+	StepContextOverflow = "context_overflow"
+	StepFormat          = "format"
+	StepAborted         = "aborted"
 )
 
 // DecisionRecord is the model_fallback_decision log record with its fallbackStep* fields.
@@ -189,6 +195,29 @@ type DecisionInput struct {
 	// Previous is the last failed attempt before a success, linked to the winner.
 	Previous     *Attempt
 	ProfileCount int
+	// Step is what the reply does after a failure (NextStep's answer; StepStop with no reason
+	// for a user's abort). Empty: inferred from the reason, as if format retry were off.
+	Step string
+}
+
+// stopOutcome is the final outcome of a failed attempt that ends the reply, "" when it does not.
+func stopOutcome(step string, r Reason) string {
+	if step == "" {
+		// Context overflow and (by default) format always stop.
+		if r == ReasonContextOverflow || r == ReasonFormat {
+			step = StepStop
+		}
+	}
+	if step != StepStop {
+		return ""
+	}
+	switch r {
+	case ReasonContextOverflow:
+		return StepContextOverflow
+	case ReasonFormat:
+		return StepFormat
+	}
+	return StepAborted
 }
 
 // NewDecisionRecord builds the log record of one decision.
@@ -215,8 +244,12 @@ func NewDecisionRecord(in DecisionInput) DecisionRecord {
 	if in.Attempt.Reason != ReasonNone {
 		r.Reason = string(in.Attempt.Reason)
 	}
+	stop := ""
+	if in.Decision == DecisionFailed {
+		stop = stopOutcome(in.Step, in.Attempt.Reason)
+	}
 	var next *Candidate
-	if in.Index+1 < len(in.Chain.Candidates) {
+	if in.Index+1 < len(in.Chain.Candidates) && stop == "" {
 		next = &in.Chain.Candidates[in.Index+1]
 		r.NextCandidateProvider, r.NextCandidateModel = next.Provider, next.Model
 	}
@@ -228,7 +261,9 @@ func NewDecisionRecord(in DecisionInput) DecisionRecord {
 		r.FallbackStepFromFailureDetail = r.ErrorPreview
 		r.FallbackStepChainPosition = in.AttemptNo
 		r.FallbackStepFinalOutcome = StepChainExhausted
-		if next != nil {
+		if stop != "" {
+			r.FallbackStepFinalOutcome = stop
+		} else if next != nil {
 			r.FallbackStepToModel = next.String()
 			r.FallbackStepFinalOutcome = StepNextFallback
 		}

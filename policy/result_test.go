@@ -90,6 +90,41 @@ func TestDecisionRecord(t *testing.T) {
 	}
 }
 
+// Issue 20, item 10: a failure that stops the reply is logged as that stop, with no next candidate.
+func TestDecisionRecordOfAStop(t *testing.T) {
+	ch := Chain{Requested: ModelRef{"openai", "gpt-5"}, Candidates: []Candidate{
+		{ModelRef: ModelRef{"openai", "gpt-5"}, Origin: OriginRequested},
+		{ModelRef: ModelRef{"anthropic", "claude"}, Origin: OriginConfiguredFallback}}}
+	failed := func(r Reason) Attempt { return tried("openai", "gpt-5", "openai:a", ResultFailed, r, 400, "x") }
+	cases := []struct {
+		name      string
+		attempt   Attempt
+		step      string
+		outcome   string
+		nextModel string
+	}{
+		{"context overflow stops, inferred", failed(ReasonContextOverflow), "", StepContextOverflow, ""},
+		{"context overflow stops, told", failed(ReasonContextOverflow), StepStop, StepContextOverflow, ""},
+		{"a format error stops when nothing says otherwise", failed(ReasonFormat), "", StepFormat, ""},
+		{"a format error the opt-in advanced past goes to the next candidate", failed(ReasonFormat), StepAdvance, StepNextFallback, "anthropic/claude"},
+		{"a user's abort stops", tried("openai", "gpt-5", "openai:a", ResultFailed, ReasonNone, 0, ""), StepStop, StepAborted, ""},
+		{"a rate limit advances", failed(ReasonRateLimit), StepAdvance, StepNextFallback, "anthropic/claude"},
+		{"a failure with no step named advances as before", failed(ReasonTimeout), "", StepNextFallback, "anthropic/claude"},
+	}
+	for _, c := range cases {
+		r := NewDecisionRecord(DecisionInput{Decision: DecisionFailed, Chain: ch, Index: 0, AttemptNo: 1, Attempt: c.attempt, Step: c.step})
+		if r.FallbackStepFinalOutcome != c.outcome || r.FallbackStepToModel != c.nextModel {
+			t.Errorf("%s: outcome %q to %q, want %q to %q", c.name, r.FallbackStepFinalOutcome, r.FallbackStepToModel, c.outcome, c.nextModel)
+		}
+		if (c.nextModel == "") != (r.NextCandidateProvider == "") {
+			t.Errorf("%s: next candidate %s/%s", c.name, r.NextCandidateProvider, r.NextCandidateModel)
+		}
+		if c.nextModel == "" && !strings.HasSuffix(r.ConsoleMessage(), " next=none") {
+			t.Errorf("%s: console %q", c.name, r.ConsoleMessage())
+		}
+	}
+}
+
 func TestExhausted(t *testing.T) {
 	attempts := []Attempt{tried("openai", "gpt-5", "openai:a", ResultFailed, ReasonRateLimit, 429, "slow down")}
 	soon := t0.Add(time.Minute)

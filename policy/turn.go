@@ -22,6 +22,14 @@ type ReplyRequest struct {
 	Cron      *CronPayload  `json:"cron,omitempty"`
 	Heartbeat *HeartbeatRun `json:"heartbeat,omitempty"`
 	Image     bool          `json:"image,omitempty"`
+	// StreamQueue is the task queue of the front door holding the caller (serve, baton reply):
+	// attempts run there, so that the answer's deltas reach the caller in memory as the provider
+	// sends them. The shared queue takes over when nothing polls it. StreamKey names the caller's
+	// stream there.
+	StreamQueue string `json:"streamQueue,omitempty"`
+	StreamKey   string `json:"streamKey,omitempty"`
+	// Restarts counts the times a user's /model started this reply over (continue-as-new).
+	Restarts int `json:"restarts,omitempty"`
 	// NoJitter makes backoffs exact (simulate).
 	NoJitter bool `json:"noJitter,omitempty"`
 	// WaitForCooldown lets an exhausted reply sleep (a durable timer) until the soonest
@@ -52,6 +60,8 @@ type ReplyState struct {
 	SkipTTL           time.Duration `json:"skipTTL"`
 	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
 	IdleTimeout       time.Duration `json:"idleTimeout"`
+	// ResponseTimeout bounds the wait for a provider's response headers (0: the provider layer's default).
+	ResponseTimeout time.Duration `json:"responseTimeout,omitempty"`
 }
 
 // AttemptRequest is one call: one candidate with one profile.
@@ -64,10 +74,15 @@ type AttemptRequest struct {
 	// Turn or TurnRef, when given, replaces Message with a whole turn.
 	Turn    *Turn  `json:"turn,omitempty"`
 	TurnRef string `json:"turnRef,omitempty"`
+	// StreamKey names the caller's live stream (ReplyRequest.StreamKey); Prefill is the answer
+	// the caller already holds, which this attempt continues.
+	StreamKey string `json:"streamKey,omitempty"`
+	Prefill   string `json:"prefill,omitempty"`
 	// Now is the workflow's clock, for credential expiry.
 	Now               time.Time     `json:"now"`
 	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
 	IdleTimeout       time.Duration `json:"idleTimeout"`
+	ResponseTimeout   time.Duration `json:"responseTimeout,omitempty"`
 	// Record makes the attempt apply its final outcome to the profile's usage stats itself, and
 	// on success end the turn with OnSuccess, so that the reply spends no history events on
 	// them. An outcome the reply will retry in place (WillRetry) is not recorded: only the last
@@ -111,6 +126,11 @@ type AttemptOutcome struct {
 	// StreamFault: the stream had started; such failures are not retried on the same route.
 	StreamFault string `json:"streamFault,omitempty"`
 	Net         string `json:"net,omitempty"`
+	// Partial is the text a failed stream had sent, Delivered whether any of this attempt's
+	// content reached a live caller, ToolCallsDelivered how many complete tool calls did.
+	Partial            string `json:"partial,omitempty"`
+	Delivered          bool   `json:"delivered,omitempty"`
+	ToolCallsDelivered int    `json:"toolCallsDelivered,omitempty"`
 
 	// Recorded is the profile's usage stats after the attempt recorded its outcome (Record);
 	// nil when it did not, and the reply records it.
@@ -195,6 +215,9 @@ const (
 	ErrFormat                 = "FormatError"
 	ErrAborted                = "AbortedError"
 	ErrLiveSessionModelSwitch = "LiveSessionModelSwitchError"
+	// ErrStreamInterrupted ends a reply whose stream failed after the caller saw part of it
+	// (streaming.midStream "error", or a tool call already delivered).
+	ErrStreamInterrupted = "StreamInterruptedError"
 )
 
 // SkipMark remembers, for a session, a fallback candidate whose profile just failed auth: it is

@@ -11,8 +11,11 @@ type ProfileStats struct {
 	CooldownUntil  time.Time      `json:"cooldownUntil,omitzero"`
 	CooldownReason Reason         `json:"cooldownReason,omitempty"`
 	CooldownModel  string         `json:"cooldownModel,omitempty"`
-	DisabledUntil  time.Time      `json:"disabledUntil,omitzero"`
-	DisabledReason Reason         `json:"disabledReason,omitempty"`
+	// CooldownFromModel is the model whose failure began a profile-wide cooldown: a success of
+	// another model narrows the window back to it (RecordSuccess).
+	CooldownFromModel string    `json:"cooldownFromModel,omitempty"`
+	DisabledUntil     time.Time `json:"disabledUntil,omitzero"`
+	DisabledReason    Reason    `json:"disabledReason,omitempty"`
 	// BlockedUntil is a provider-reported usage reset; BlockedModel scopes it to one model.
 	BlockedUntil time.Time `json:"blockedUntil,omitzero"`
 	BlockedModel string    `json:"blockedModel,omitempty"`
@@ -195,11 +198,14 @@ func RecordFailure(s ProfileStats, o Outcome, cd Cooldowns, now time.Time) Profi
 		if s.CooldownUntil.After(until) {
 			until = s.CooldownUntil
 		}
-		s.CooldownModel = ""
+		// The window began with the model it was scoped to; it stays that model's if this one recovers.
+		s.CooldownFromModel, s.CooldownModel = s.CooldownModel, ""
 	} else {
-		s.CooldownModel = ""
+		s.CooldownModel, s.CooldownFromModel = "", ""
 		if ModelScoped(o.Reason) {
 			s.CooldownModel = o.Model
+		} else {
+			s.CooldownFromModel = o.Model
 		}
 	}
 	s.CooldownUntil = until
@@ -209,12 +215,18 @@ func RecordFailure(s ProfileStats, o Outcome, cd Cooldowns, now time.Time) Profi
 
 // RecordSuccess applies a success on model at now: lastUsed is set, errorCount and every window
 // that covers this model are cleared; a window scoped to another model stays, with errorCount.
+// A success narrows, it does not erase, what another model proved: a profile-wide cooldown that
+// began with another model's failure becomes that model's window, so the profile is usable again
+// for this model while the failed one is not retried before its window ends.
 func RecordSuccess(s ProfileStats, model string, now time.Time) ProfileStats {
 	s = s.clone()
 	s.LastUsed = now
+	if active(s.CooldownUntil, now) && s.CooldownModel == "" && s.CooldownFromModel != "" && s.CooldownFromModel != model {
+		s.CooldownModel, s.CooldownFromModel = s.CooldownFromModel, ""
+	}
 	otherModelWindow := active(s.CooldownUntil, now) && s.CooldownModel != "" && s.CooldownModel != model
 	if !otherModelWindow {
-		s.CooldownUntil, s.CooldownReason, s.CooldownModel = time.Time{}, "", ""
+		s.CooldownUntil, s.CooldownReason, s.CooldownModel, s.CooldownFromModel = time.Time{}, "", "", ""
 		s.ErrorCount = 0
 		s.FailureCounts = nil
 	}

@@ -166,6 +166,113 @@ func TestRecordSuccess(t *testing.T) {
 	}
 }
 
+// Issue 20, item 9: a success narrows, it does not erase, what another model proved.
+func TestRecordSuccessNarrowsAProfileWideWindow(t *testing.T) {
+	overloadedA := fail(ProfileStats{}, ReasonOverloaded, "model-a", t0) // profile-wide, begun by model-a
+	widened := fail(fail(ProfileStats{}, ReasonRateLimit, "model-a", t0), ReasonRateLimit, "model-b", t0.Add(30*time.Second))
+	cases := []struct {
+		name      string
+		before    ProfileStats
+		success   string
+		at        time.Duration
+		usable    map[string]bool // model -> usable right after the success
+		until     time.Time       // the window left (zero: none)
+		errorKept bool
+	}{
+		{"B's success on a window begun by A: usable for B, A keeps its window", overloadedA, "model-b", 10 * time.Second,
+			map[string]bool{"model-b": true, "model-c": true, "model-a": false}, t0.Add(time.Minute), true},
+		{"A's own success clears the window", overloadedA, "model-a", 10 * time.Second,
+			map[string]bool{"model-a": true, "model-b": true}, time.Time{}, false},
+		{"a window widened by B stays A's when B recovers, at its widened end", widened, "model-b", 40 * time.Second,
+			map[string]bool{"model-b": true, "model-a": false}, widened.CooldownUntil, true},
+		{"a window begun by a failure of no known model is cleared by any success", fail(ProfileStats{}, ReasonOverloaded, "", t0), "model-b", 10 * time.Second,
+			map[string]bool{"model-a": true, "model-b": true}, time.Time{}, false},
+		{"after the window ends, a success clears everything as before", overloadedA, "model-b", 2 * time.Minute,
+			map[string]bool{"model-a": true, "model-b": true}, time.Time{}, false},
+	}
+	for _, c := range cases {
+		now := t0.Add(c.at)
+		got := RecordSuccess(c.before, c.success, now)
+		for model, want := range c.usable {
+			if Available(got, "openai", model, now) != want {
+				t.Errorf("%s: %s usable = %v, want %v (%+v)", c.name, model, !want, want, got)
+			}
+		}
+		if !got.CooldownUntil.Equal(c.until) && active(c.until, now) {
+			t.Errorf("%s: window until %v, want %v", c.name, got.CooldownUntil, c.until)
+		}
+		if (got.ErrorCount > 0) != c.errorKept {
+			t.Errorf("%s: errorCount %d", c.name, got.ErrorCount)
+		}
+	}
+	// The narrowed window is the same outage: A failing inside it changes nothing.
+	narrowed := RecordSuccess(overloadedA, "model-b", t0.Add(10*time.Second))
+	if again := fail(narrowed, ReasonOverloaded, "model-a", t0.Add(20*time.Second)); again.ErrorCount != narrowed.ErrorCount || !again.CooldownUntil.Equal(narrowed.CooldownUntil) {
+		t.Errorf("a failure inside the narrowed window counted again: %+v", again)
+	}
+}
+
+// Issue 20, item 9: one key serves a primary and its fallback; the primary is down. Stateless
+// replies (no session to remember the fallback) arrive every 2 s for 10 minutes; each walks the
+// chain as the workflow does. The primary is tried at most once per probe-throttle interval.
+func TestOutageTriesThePrimaryOncePerThrottleInterval(t *testing.T) {
+	cfg := DefaultConfig()
+	profiles := []StoredProfile{{ID: "agg:key", Provider: "agg", Type: TypeAPIKey}}
+	chain := []ModelRef{{"agg", "primary"}, {"agg", "fallback"}}
+	var lastProbe time.Time
+	var primaryAt []time.Time
+	for now := t0; now.Before(t0.Add(10 * time.Minute)); now = now.Add(2 * time.Second) {
+		transientUsed := false
+		for i, cand := range chain {
+			ordered := OrderProfiles(OrderInput{Provider: cand.Provider, Model: cand.Model, Now: now, Config: cfg, Profiles: profiles})
+			d := DecideCandidate(CandidateState{Candidate: cand, Index: i, ChainLen: len(chain), Profiles: ordered, TransientProbeUsed: transientUsed}, now)
+			if d.Action == ActionProbe && d.SetsThrottle {
+				claimed := lastProbe.IsZero() || now.Sub(lastProbe) >= ProbeThrottle // the store's TryProbe
+				if claimed {
+					lastProbe = now
+				}
+				if !claimed && !d.TransientProbe {
+					d.Action = ActionSkip
+				}
+			}
+			if d.Action == ActionSkip {
+				continue
+			}
+			if d.TransientProbe {
+				transientUsed = true
+			}
+			if i == 0 {
+				primaryAt = append(primaryAt, now)
+				profiles[0].Stats = RecordFailure(profiles[0].Stats, Outcome{Reason: ReasonOverloaded, Model: cand.Model, Provider: cand.Provider}, cfg.Cooldowns, now)
+				continue
+			}
+			profiles[0].Stats = RecordSuccess(profiles[0].Stats, cand.Model, now)
+			break
+		}
+	}
+	if len(primaryAt) == 0 || len(primaryAt) > 10 {
+		t.Fatalf("primary attempts at %v", primaryAt)
+	}
+	for k := 1; k < len(primaryAt); k++ {
+		if gap := primaryAt[k].Sub(primaryAt[k-1]); gap < ProbeThrottle {
+			t.Errorf("primary tried %v after the previous attempt (attempts at %v)", gap, primaryAt)
+		}
+	}
+	if first15 := len(primaryAt) - len(filterAfter(primaryAt, t0.Add(30*time.Second))); first15 != 1 {
+		t.Errorf("15 replies in the first 30 s tried the primary %d times, want 1", first15)
+	}
+}
+
+func filterAfter(ts []time.Time, from time.Time) []time.Time {
+	var out []time.Time
+	for _, x := range ts {
+		if !x.Before(from) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 func TestUnavailableReasonAndSoonestExpiry(t *testing.T) {
 	rate := fail(ProfileStats{}, ReasonRateLimit, "gpt-5", t0)
 	billing := fail(ProfileStats{}, ReasonBilling, "gpt-5", t0)

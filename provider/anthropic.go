@@ -122,9 +122,14 @@ var objectSchema = json.RawMessage(`{"type":"object"}`)
 
 // anthropicBody translates a turn to a Messages body (streaming), noting what it drops. jsonTool
 // names the tool that emulates a JSON response format ("" when none): its input is the answer.
-func anthropicBody(model string, t policy.Turn, d *drops) (body anthropicRequest, jsonTool string) {
+// prefill (as PrefillSent gives it) is the answer so far, sent as the final assistant message for
+// the model to continue.
+func anthropicBody(model string, t policy.Turn, d *drops, prefill string) (body anthropicRequest, jsonTool string) {
 	body = anthropicRequest{Model: model, Stream: true}
 	body.System, body.Messages = anthropicMessages(t.Messages, d)
+	if prefill != "" {
+		body.Messages = appendPrefill(body.Messages, prefill)
+	}
 	if body.Messages == nil {
 		body.Messages = []anthropicMessage{}
 	}
@@ -151,7 +156,7 @@ func anthropicBody(model string, t policy.Turn, d *drops) (body anthropicRequest
 		if f.Strict != nil {
 			d.add("params.responseFormat.strict")
 		}
-		if len(t.Tools) == 0 {
+		if len(t.Tools) == 0 && prefill == "" {
 			jsonTool = f.Name
 			if jsonTool == "" {
 				jsonTool = jsonOutputName
@@ -165,6 +170,8 @@ func anthropicBody(model string, t policy.Turn, d *drops) (body anthropicRequest
 				d.add("toolChoice")
 			}
 		} else {
+			// Beside tools of the turn's own, or to continue a prefill (JSON cut mid-way goes on
+			// as text; a forced tool would start a new document).
 			instruction := "Answer with only a JSON object, and no other text."
 			if f.Type == policy.FormatJSONSchema {
 				instruction = "Answer with only JSON matching this JSON Schema, and no other text:\n" + compactJSON(schema)
@@ -215,10 +222,13 @@ func anthropicBody(model string, t policy.Turn, d *drops) (body anthropicRequest
 		budget, budgetField = policy.ReasoningBudget(p.ReasoningEffort), "params.reasoningEffort"
 	}
 	if budget > 0 {
-		// Anthropic refuses thinking with a forced tool, and while a tool call of the last
-		// assistant message does not follow a thinking block (it came from another model).
+		// Anthropic refuses thinking with a forced tool, with a prefilled final assistant
+		// message, and while a tool call of the last assistant message does not follow a
+		// thinking block (it came from another model).
 		forced := body.ToolChoice != nil && (body.ToolChoice.Type == "any" || body.ToolChoice.Type == "tool")
-		if forced || toolUseWithoutThinking(body.Messages) {
+		n := len(body.Messages)
+		prefilled := n > 0 && body.Messages[n-1].Role == policy.RoleAssistant
+		if forced || prefilled || toolUseWithoutThinking(body.Messages) {
 			d.add(budgetField)
 			budget = 0
 		}
@@ -363,11 +373,29 @@ func anthropicMessages(msgs []policy.Message, d *drops) (system []anthropicText,
 	if n := len(out); n > 0 && out[n-1].Role == policy.RoleAssistant {
 		last := &out[n-1]
 		if t, ok := last.Content[len(last.Content)-1].(anthropicText); ok {
-			t.Text = strings.TrimRightFunc(t.Text, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\r' })
+			t.Text = PrefillSent(t.Text)
 			last.Content[len(last.Content)-1] = t
 		}
 	}
 	return system, out
+}
+
+// appendPrefill adds the answer so far as the final assistant message: onto the text that ends a
+// final assistant message of the turn (its own prefill, which the answer continues), else as a
+// new block or message.
+func appendPrefill(msgs []anthropicMessage, prefill string) []anthropicMessage {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].Role != policy.RoleAssistant {
+		return append(msgs, anthropicMessage{Role: policy.RoleAssistant, Content: []any{anthropicText{Type: "text", Text: prefill}}})
+	}
+	last := &msgs[n-1]
+	if t, ok := last.Content[len(last.Content)-1].(anthropicText); ok {
+		t.Text += prefill
+		last.Content[len(last.Content)-1] = t
+		return msgs
+	}
+	last.Content = append(last.Content, anthropicText{Type: "text", Text: prefill})
+	return msgs
 }
 
 // insertBlock adds a block to a message, keeping the blocks Anthropic wants first in front: tool
@@ -526,6 +554,17 @@ type anthropicBlock struct {
 	signature string
 	data      string
 	input     json.RawMessage // a tool_use's input given whole at the block's start
+	done      bool            // a tool_use handed out (its content_block_stop, or message_stop)
+}
+
+// args are a tool_use's arguments: the streamed input JSON, else the input given at the start,
+// else {}.
+func (b *anthropicBlock) args() string {
+	args := b.text.String()
+	if strings.TrimSpace(args) == "" && len(b.input) > 0 {
+		args = compactJSON(b.input)
+	}
+	return orEmptyObject(args)
 }
 
 // pingDecoder passes Anthropic's ping events to onPing (the SDK's stream skips them).
@@ -542,8 +581,55 @@ func (p pingDecoder) Next() bool {
 	return ok
 }
 
+// anthropicEmitter hands out a Messages answer as it streams. Text and thinking go out as they
+// come; a tool_use goes out whole at its content_block_stop. With a JSON response format emulated
+// by a tool, the first call of that tool is the answer's text (out at its stop) and any other
+// text waits for the message's end, to go out only if that tool was never called: what goes out
+// is always what anthropicAnswer makes of the blocks.
+type anthropicEmitter struct {
+	em       *emitter
+	jsonTool string
+	jsonSent bool
+}
+
+func (e *anthropicEmitter) text(s string) {
+	if e.jsonTool == "" {
+		e.em.emitText(s)
+	}
+}
+
+func (e *anthropicEmitter) stop(b *anthropicBlock) {
+	if b == nil || b.kind != "tool_use" || b.done {
+		return
+	}
+	b.done = true
+	if e.jsonTool != "" && b.name == e.jsonTool && !e.jsonSent {
+		e.jsonSent = true
+		e.em.emitText(b.args())
+		return
+	}
+	e.em.emitCall(policy.ToolCall{ID: b.id, Name: b.name, Arguments: b.args()})
+}
+
+// end hands out what is left at message_stop: the tool calls never stopped, and the text held
+// back for an emulated JSON format that did not come.
+func (e *anthropicEmitter) end(blocks []*anthropicBlock) {
+	for _, b := range blocks {
+		e.stop(b)
+	}
+	if e.jsonTool != "" && !e.jsonSent {
+		var text strings.Builder
+		for _, b := range blocks {
+			if b.kind == "text" {
+				text.WriteString(b.text.String())
+			}
+		}
+		e.em.emitText(text.String())
+	}
+}
+
 // completeAnthropic streams a Messages response. The answer is final only at message_stop.
-func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret string, onChunk func()) (Response, error) {
+func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret string, clk *clock, em *emitter) (Response, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(req.BaseURL),
 		option.WithHTTPClient(hc),
@@ -555,7 +641,7 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 		opts = append(opts, option.WithAPIKey(secret))
 	}
 	client := anthropic.NewClient(opts...)
-	body, jsonTool := anthropicBody(req.Model, req.Turn, nil)
+	body, jsonTool := anthropicBody(req.Model, req.Turn, nil, PrefillSent(req.Prefill))
 	var callOpts []option.RequestOption
 	if req.Turn.Wire == policy.WireAnthropic {
 		for _, kv := range extraFields(req.Turn.Extra, anthropicOwnKeys, body, anthropicOverridable(req.Turn)) {
@@ -571,14 +657,11 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 	if dec != nil {
 		// A ping is a keep-alive: it re-arms the idle timer (once the stream has started) but is
 		// not a chunk.
-		dec = pingDecoder{Decoder: dec, onPing: func() {
-			if resp.Chunks > 0 {
-				onChunk()
-			}
-		}}
+		dec = pingDecoder{Decoder: dec, onPing: clk.keepAlive}
 	}
 	stream := ssestream.NewStream[anthropicEvent](dec, err)
 	defer stream.Close()
+	out := &anthropicEmitter{em: em, jsonTool: jsonTool}
 	var blocks []*anthropicBlock
 	byIndex := map[int]*anthropicBlock{}
 	block := func(index int, kind string) *anthropicBlock {
@@ -592,10 +675,11 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 	}
 	var counts anthropicCounts
 	var stopReason string
+	var late error
 	stopped := false
-	for stream.Next() {
+	for late == nil && stream.Next() {
 		resp.Chunks++
-		onChunk()
+		clk.chunk()
 		ev := stream.Current()
 		switch ev.Type {
 		case "message_start":
@@ -607,18 +691,44 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 			b.text.WriteString(cb.Thinking)
 			blocks = append(blocks, b)
 			byIndex[ev.Index] = b
+			switch b.kind {
+			case "text":
+				out.text(cb.Text)
+			case "thinking":
+				em.emitReasoning(cb.Thinking)
+			}
 		case "content_block_delta":
+			var b *anthropicBlock
+			var piece string
 			switch ev.Delta.Type {
 			case "text_delta":
-				block(ev.Index, "text").text.WriteString(ev.Delta.Text)
+				b, piece = block(ev.Index, "text"), ev.Delta.Text
 			case "input_json_delta":
-				block(ev.Index, "tool_use").text.WriteString(ev.Delta.PartialJSON)
+				b, piece = block(ev.Index, "tool_use"), ev.Delta.PartialJSON
 			case "thinking_delta":
-				block(ev.Index, "thinking").text.WriteString(ev.Delta.Thinking)
+				b, piece = block(ev.Index, "thinking"), ev.Delta.Thinking
 			case "signature_delta":
 				b := block(ev.Index, "thinking")
 				b.signature += ev.Delta.Signature
+				continue
+			default:
+				continue
 			}
+			if b.done {
+				if strings.TrimSpace(piece) != "" {
+					late = lateArguments()
+				}
+				continue
+			}
+			b.text.WriteString(piece)
+			switch b.kind {
+			case "text":
+				out.text(piece)
+			case "thinking":
+				em.emitReasoning(piece)
+			}
+		case "content_block_stop":
+			out.stop(byIndex[ev.Index])
 		case "message_delta":
 			if ev.Delta.StopReason != "" {
 				stopReason = ev.Delta.StopReason
@@ -626,9 +736,13 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 			counts.take(ev.Usage)
 		case "message_stop":
 			stopped = true
+			out.end(blocks)
 		}
 	}
 	resp.Answer = anthropicAnswer(blocks, stopReason, counts, jsonTool)
+	if late != nil {
+		return resp, late
+	}
 	if err := stream.Err(); err != nil {
 		return resp, err
 	}
@@ -658,11 +772,7 @@ func anthropicAnswer(blocks []*anthropicBlock, stopReason string, c anthropicCou
 		case "text":
 			text.WriteString(b.text.String())
 		case "tool_use":
-			args := b.text.String()
-			if strings.TrimSpace(args) == "" && len(b.input) > 0 {
-				args = compactJSON(b.input)
-			}
-			args = orEmptyObject(args)
+			args := b.args()
 			if jsonTool != "" && b.name == jsonTool && !haveJSON {
 				jsonAnswer, haveJSON = args, true
 				continue

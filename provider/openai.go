@@ -359,11 +359,24 @@ type openAIChunk struct {
 type toolCallBuilder struct {
 	id, name string
 	args     strings.Builder
+	sent     *policy.ToolCall // the call as handed out, once complete
+}
+
+// complete reports whether a call followed by another is complete: its arguments are whole JSON
+// (a server that interleaves calls may still be sending them).
+func (b *toolCallBuilder) complete() bool {
+	return json.Valid([]byte(b.args.String()))
+}
+
+// call is the finished call (an id made up when the server sent none, {} for no arguments).
+func (b *toolCallBuilder) call() policy.ToolCall {
+	return policy.ToolCall{ID: orNewCallID(b.id), Name: b.name, Arguments: orEmptyObject(b.args.String())}
 }
 
 // completeOpenAI streams a Chat Completion (OpenAI or any compatible endpoint). The answer is
-// final only at a finish reason or [DONE].
-func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret string, onChunk func(), cap *capture) (Response, error) {
+// final only at a finish reason or [DONE]. A tool call is handed out when a later call has begun
+// and its arguments are whole JSON, or at the finish.
+func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret string, clk *clock, em *emitter, cap *capture) (Response, error) {
 	client := openai.NewClient(
 		option.WithBaseURL(req.BaseURL),
 		option.WithAPIKey(secret),
@@ -371,6 +384,13 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 		option.WithMaxRetries(0), // the workflow owns every retry
 	)
 	body := openAIBody(req.Model, req.Turn, nil)
+	if prefill := PrefillSent(req.Prefill); prefill != "" {
+		// The answer so far, and a request to go on from it. A response format would make the
+		// continuation a whole document of its own: it goes.
+		body.Messages = append(body.Messages, openAIMessage{Role: policy.RoleAssistant, Content: prefill},
+			openAIMessage{Role: policy.RoleUser, Content: continueInstruction})
+		body.ResponseFormat = nil
+	}
 	opts := []option.RequestOption{option.WithHeader("Authorization", "Bearer "+secret)}
 	if req.Turn.Wire == policy.WireOpenAI {
 		for _, kv := range extraFields(req.Turn.Extra, openAIOwnKeys, body, nil) {
@@ -385,15 +405,28 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 	err := client.Post(ctx, "chat/completions", body, &raw, opts...)
 	stream := ssestream.NewStream[openAIChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
-	var text, reasoning strings.Builder
+	var reasoning strings.Builder
 	var calls []*toolCallBuilder
+	sent := 0 // calls handed out, in order
+	flush := func(all bool) {
+		for ; sent < len(calls); sent++ {
+			b := calls[sent]
+			if !all && (sent == len(calls)-1 || !b.complete()) {
+				return
+			}
+			c := b.call()
+			b.sent = &c
+			em.emitCall(c)
+		}
+	}
 	byIndex := map[int]*toolCallBuilder{}
 	var resp Response
+	var late error
 	a := &resp.Answer
-	for stream.Next() {
+	for late == nil && stream.Next() {
 		chunk := stream.Current()
 		resp.Chunks++
-		onChunk()
+		clk.chunk()
 		if u := chunk.Usage; u != nil {
 			a.Usage = policy.Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
 			if u.PromptTokensDetails != nil {
@@ -404,13 +437,14 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 			if c.Index != 0 {
 				continue // only the first choice is an answer
 			}
-			text.WriteString(c.Delta.Content)
-			text.WriteString(c.Delta.Refusal)
-			if c.Delta.ReasoningContent != "" {
-				reasoning.WriteString(c.Delta.ReasoningContent)
-			} else {
-				reasoning.WriteString(c.Delta.Reasoning)
+			r := c.Delta.ReasoningContent
+			if r == "" {
+				r = c.Delta.Reasoning
 			}
+			reasoning.WriteString(r)
+			em.emitReasoning(r)
+			em.emitText(c.Delta.Content)
+			em.emitText(c.Delta.Refusal)
 			for _, tc := range c.Delta.ToolCalls {
 				var b *toolCallBuilder
 				if tc.Index != nil {
@@ -426,6 +460,12 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 						byIndex[*tc.Index] = b
 					}
 				}
+				if b.sent != nil {
+					if strings.TrimSpace(tc.Function.Arguments) != "" || tc.ID != "" && tc.ID != b.id {
+						late = lateArguments()
+					}
+					continue
+				}
 				if b.id == "" {
 					b.id = tc.ID
 				}
@@ -434,17 +474,19 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 				}
 				b.args.WriteString(tc.Function.Arguments)
 			}
+			flush(false)
 			if c.FinishReason != "" {
 				a.FinishReason = c.FinishReason
+				flush(true)
 			}
 		}
 	}
-	a.Text = text.String()
+	a.Text = em.text.String()
 	if reasoning.Len() > 0 {
 		a.Reasoning = []policy.Part{{Type: policy.PartReasoning, Text: reasoning.String()}}
 	}
-	for _, b := range calls {
-		a.ToolCalls = append(a.ToolCalls, policy.ToolCall{ID: orNewCallID(b.id), Name: b.name, Arguments: orEmptyObject(b.args.String())})
+	if late != nil {
+		return resp, late
 	}
 	if err := stream.Err(); err != nil {
 		return resp, err
@@ -460,6 +502,10 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 			return resp, &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
 		}
 		return resp, &Error{Stream: FaultCut, Message: errCut.Error() + " (no finish reason, no [DONE])", Partial: true}
+	}
+	flush(true)
+	for _, b := range calls {
+		a.ToolCalls = append(a.ToolCalls, *b.sent)
 	}
 	a.FinishReason = openAIFinish(a.FinishReason, len(a.ToolCalls) > 0)
 	return resp, nil

@@ -1,7 +1,9 @@
 // Package provider calls model APIs through their official SDKs (retries off: the workflow owns
 // every retry). An attempt either returns a complete answer or an *Error precise enough to
 // classify: a stream that is cut, stalls, or carries an error event is a failure, never a
-// truncated success.
+// truncated success. Meanwhile OnDelta hands the answer out live, as it streams (text and
+// reasoning as they come, each tool call once it is whole); on a failure the *Error says what was
+// handed out (PartialText, PartialToolCalls), and a later attempt may continue it (Prefill).
 //
 // Each adapter translates a whole policy.Turn (conversation, images, tools, tool results,
 // reasoning, sampling and output controls) to its wire and assembles the streamed answer back into
@@ -23,8 +25,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/batonhq/baton/policy"
 )
@@ -35,8 +39,11 @@ const (
 	APIAnthropicMessages = "anthropic-messages"
 )
 
-// Defaults for the streaming watchdog.
+// Defaults for the streaming watchdog: response headers within DefaultResponseTimeout of the
+// request, then a first chunk within DefaultFirstTokenTimeout of the headers, then no silence
+// longer than DefaultIdleTimeout.
 const (
+	DefaultResponseTimeout   = 10 * time.Second
 	DefaultFirstTokenTimeout = 60 * time.Second
 	DefaultIdleTimeout       = 60 * time.Second
 )
@@ -79,11 +86,27 @@ type Request struct {
 	// Turn is the whole model turn: the conversation, the tools, the sampling and output controls.
 	Turn policy.Turn
 
+	// Prefill is the answer so far, for the model to continue (an attempt after a stream that
+	// failed mid-answer). It goes out as PrefillSent(Prefill): Anthropic continues a final
+	// assistant message; an OpenAI-wire model gets it as an assistant message and is asked to
+	// continue. The Response's answer is then the continuation only: the caller joins.
+	Prefill string
+
+	// The clocks: ResponseTimeout runs from the request until the response headers, then
+	// FirstTokenTimeout until the first chunk, then IdleTimeout from each chunk. Keep-alives
+	// (Anthropic's ping events, SSE comment lines) re-arm the idle timer once content has
+	// started; before it they do not stop the first-token clock. Zero: the defaults.
+	ResponseTimeout   time.Duration
 	FirstTokenTimeout time.Duration
 	IdleTimeout       time.Duration
-	// OnChunk is called for every chunk received (and for an Anthropic keep-alive ping once the
-	// stream has started), so the activity can heartbeat.
+	// OnChunk is called for every chunk received (and for a keep-alive once the stream has
+	// started), so the activity can heartbeat.
 	OnChunk func()
+	// OnDelta, when set, receives the answer as it streams, in stream order, from the goroutine
+	// that reads the stream: each piece of text and of reasoning as soon as it is parsed, and
+	// each tool call once, when it is complete (a stream cut in the middle of a call hands out
+	// nothing of it). It must not block for long: the idle clock runs meanwhile.
+	OnDelta func(Delta)
 	// HTTPClient, when set, replaces the default transport (tests, proxies).
 	HTTPClient *http.Client
 	// TokenURL and ClientID let an expired OAuth credential be refreshed before the call.
@@ -91,6 +114,13 @@ type Request struct {
 	ClientID string
 	// Now is the clock that decides expiry (time.Now when nil).
 	Now func() time.Time
+}
+
+// Delta is one piece of a streamed answer: exactly one field is set.
+type Delta struct {
+	Text      string           // answer text
+	Reasoning string           // reasoning (thinking) text
+	ToolCall  *policy.ToolCall // a complete tool call: final id, name and arguments
 }
 
 // Response is a complete answer.
@@ -104,14 +134,15 @@ type Response struct {
 	Refreshed *Credential `json:"-"`
 }
 
-// Stream faults: how a stream failed after it started.
+// Stream faults: how a stream failed (or never started).
 const (
-	FaultCut         = "cut"                 // ended without the protocol's terminator
-	FaultStall       = "stall"               // went silent longer than the idle timeout
-	FaultFirstToken  = "first_token_timeout" // nothing within the first-token timeout
-	FaultMalformed   = "malformed"           // a chunk that is not valid JSON
-	FaultInBandError = "in_band_error"       // an error event inside a 200 stream
-	FaultEmpty       = "empty"               // a 200 with no content
+	FaultResponseTimeout = "response_timeout"    // no response headers within the response timeout (Net "timeout")
+	FaultCut             = "cut"                 // ended without the protocol's terminator
+	FaultStall           = "stall"               // went silent longer than the idle timeout
+	FaultFirstToken      = "first_token_timeout" // nothing within the first-token timeout
+	FaultMalformed       = "malformed"           // a chunk that is not valid JSON
+	FaultInBandError     = "in_band_error"       // an error event inside a 200 stream
+	FaultEmpty           = "empty"               // a 200 with no content
 )
 
 // Error is a failed attempt as the classifier needs it. It never holds a secret: bodies are
@@ -127,6 +158,11 @@ type Error struct {
 	Stream      string            `json:"stream,omitempty"`  // a Fault* value
 	// Partial: some output had arrived before the failure (it is never returned).
 	Partial bool `json:"partial,omitempty"`
+	// PartialText is the answer text delivered through OnDelta before the failure (text deltas
+	// only), and PartialToolCalls the number of complete tool calls delivered: what a caller
+	// who streamed them has already shown. Not part of Error().
+	PartialText      string `json:"-"`
+	PartialToolCalls int    `json:"-"`
 }
 
 func (e *Error) Error() string {
@@ -154,6 +190,9 @@ func (e *Error) Error() string {
 func Complete(ctx context.Context, req Request) (Response, error) {
 	if req.Model == "" {
 		return Response{}, errors.New("request without a model")
+	}
+	if req.ResponseTimeout <= 0 {
+		req.ResponseTimeout = DefaultResponseTimeout
 	}
 	if req.FirstTokenTimeout <= 0 {
 		req.FirstTokenTimeout = DefaultFirstTokenTimeout
@@ -187,65 +226,149 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 		req.Credential, refreshed = c, &c
 	}
 	secret := req.Credential.bearer()
+
+	// The watchdog: the response timeout until the headers, the first-token timeout until the
+	// first chunk, then the idle timeout.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	clk := &clock{w: &watchdog{cancel: cancel}, req: &req}
+	clk.w.arm(req.ResponseTimeout, errResponseTimeout)
+	defer clk.w.stop()
+
 	cap := &capture{}
 	base := http.DefaultTransport
 	if req.HTTPClient != nil && req.HTTPClient.Transport != nil {
 		base = req.HTTPClient.Transport
 	}
-	httpClient := &http.Client{Transport: &captureTransport{base: base, cap: cap}}
-
-	// The watchdog: first-token timeout until the first chunk, then the idle timeout.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	w := &watchdog{cancel: cancel}
-	w.arm(req.FirstTokenTimeout, errFirstToken)
-	defer w.stop()
-	onChunk := func() {
-		w.arm(req.IdleTimeout, errStall)
-		if req.OnChunk != nil {
-			req.OnChunk()
-		}
-	}
+	httpClient := &http.Client{Transport: &captureTransport{base: base, cap: cap, clk: clk}}
+	em := &emitter{on: req.OnDelta}
 
 	var resp Response
 	var err error
 	switch api {
 	case APIAnthropicMessages:
-		resp, err = completeAnthropic(ctx, req, httpClient, secret, onChunk)
+		resp, err = completeAnthropic(ctx, req, httpClient, secret, clk, em)
 	case APIOpenAICompletions, "openai-responses", "":
-		resp, err = completeOpenAI(ctx, req, httpClient, secret, onChunk, cap)
+		resp, err = completeOpenAI(ctx, req, httpClient, secret, clk, em, cap)
 	default:
 		return Response{}, fmt.Errorf("provider %q: API %q is not supported (openai-completions, anthropic-messages)", req.Provider, api)
 	}
 	if err != nil {
-		return Response{}, toError(ctx, err, cap, resp.Chunks > 0, secret)
+		err = toError(ctx, err, cap, resp.Chunks > 0, secret)
+	} else if resp.Answer.Empty() {
+		err = &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
 	}
-	if resp.Answer.Empty() {
-		return Response{}, &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			e.PartialText, e.PartialToolCalls = em.text.String(), em.calls
+		}
+		return Response{}, err
 	}
 	resp.Refreshed = refreshed
 	return resp, nil
 }
 
+// PrefillSent is what goes on the wire for a prefill: the text without its trailing whitespace,
+// which Anthropic refuses at the end of a final assistant message (both wires send the same). ""
+// sends no prefill at all. A caller joining the continuation to the answer so far can tell from
+// it what whitespace the model did not see.
+func PrefillSent(prefill string) string {
+	return strings.TrimRightFunc(prefill, unicode.IsSpace)
+}
+
+// continueInstruction follows the answer so far on an OpenAI-wire prefill.
+const continueInstruction = "Continue your previous answer exactly where it stopped. Do not repeat any of it, and do not add any preamble."
+
 var (
-	errFirstToken = errors.New("no first token within the first-token timeout")
-	errStall      = errors.New("the stream went silent longer than the idle timeout")
-	errCut        = errors.New("the stream ended before the protocol's terminator")
+	errResponseTimeout = errors.New("no response headers within the response timeout")
+	errFirstToken      = errors.New("no first token within the first-token timeout")
+	errStall           = errors.New("the stream went silent longer than the idle timeout")
+	errCut             = errors.New("the stream ended before the protocol's terminator")
 )
 
+// emitter hands the answer out through OnDelta as it streams, and keeps what it handed out: the
+// text (PartialText on a failure) and the count of tool calls.
+type emitter struct {
+	on    func(Delta)
+	text  strings.Builder
+	calls int
+}
+
+func (e *emitter) emitText(s string) {
+	if s == "" {
+		return
+	}
+	e.text.WriteString(s)
+	if e.on != nil {
+		e.on(Delta{Text: s})
+	}
+}
+
+func (e *emitter) emitReasoning(s string) {
+	if s != "" && e.on != nil {
+		e.on(Delta{Reasoning: s})
+	}
+}
+
+func (e *emitter) emitCall(c policy.ToolCall) {
+	e.calls++
+	if e.on != nil {
+		e.on(Delta{ToolCall: &c})
+	}
+}
+
+// lateArguments: arguments for a tool call already handed out as complete, which cannot be
+// taken back.
+func lateArguments() *Error {
+	return &Error{Stream: FaultMalformed, Message: "a tool call's arguments went on after the call was complete", Partial: true}
+}
+
+// clock drives the watchdog from what the stream does.
+type clock struct {
+	w       *watchdog
+	req     *Request
+	started atomic.Bool // a first chunk has arrived
+}
+
+// headers: the response has started; the first-token clock runs from here.
+func (c *clock) headers() {
+	c.w.arm(c.req.FirstTokenTimeout, errFirstToken)
+}
+
+// chunk: content (a stream event that is not a keep-alive) arrived.
+func (c *clock) chunk() {
+	c.started.Store(true)
+	c.w.arm(c.req.IdleTimeout, errStall)
+	if c.req.OnChunk != nil {
+		c.req.OnChunk()
+	}
+}
+
+// keepAlive: a ping or an SSE comment. Life once content has started; nothing before.
+func (c *clock) keepAlive() {
+	if c.started.Load() {
+		c.w.arm(c.req.IdleTimeout, errStall)
+		if c.req.OnChunk != nil {
+			c.req.OnChunk()
+		}
+	}
+}
+
 // watchdog cancels the attempt when its timer runs out; each chunk re-arms it. One timer for the
-// whole attempt: re-arming is a Reset, not a new timer per chunk.
+// whole attempt: re-arming is a Reset, not a new timer per chunk. A firing that a re-arm overtook
+// (the timer ran out as a chunk arrived) is ignored: the timer fires again at the new deadline.
 type watchdog struct {
-	mu     sync.Mutex
-	timer  *time.Timer
-	cause  error
-	cancel context.CancelCauseFunc
+	mu       sync.Mutex
+	timer    *time.Timer
+	cause    error
+	deadline time.Time
+	cancel   context.CancelCauseFunc
 }
 
 func (w *watchdog) arm(d time.Duration, cause error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.cause = cause
+	w.cause, w.deadline = cause, time.Now().Add(d)
 	if w.timer == nil {
 		w.timer = time.AfterFunc(d, w.fire)
 		return
@@ -255,9 +378,11 @@ func (w *watchdog) arm(d time.Duration, cause error) {
 
 func (w *watchdog) fire() {
 	w.mu.Lock()
-	cause := w.cause
+	cause, early := w.cause, time.Now().Before(w.deadline)
 	w.mu.Unlock()
-	w.cancel(cause)
+	if !early {
+		w.cancel(cause)
+	}
 }
 
 func (w *watchdog) stop() {
@@ -280,12 +405,16 @@ type capture struct {
 type captureTransport struct {
 	base http.RoundTripper
 	cap  *capture
+	clk  *clock
 }
 
 func (t *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
 		return nil, err
+	}
+	if t.clk != nil {
+		t.clk.headers()
 	}
 	t.cap.mu.Lock()
 	t.cap.status, t.cap.headers = resp.StatusCode, resp.Header.Clone()
@@ -300,16 +429,24 @@ func (t *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body = io.NopCloser(bytes.NewReader(data))
 		return resp, nil
 	}
-	resp.Body = &doneSpotter{ReadCloser: resp.Body, cap: t.cap}
+	spot := &doneSpotter{ReadCloser: resp.Body, cap: t.cap}
+	if t.clk != nil {
+		spot.onComment = t.clk.keepAlive
+	}
+	resp.Body = spot
 	return resp, nil
 }
 
-// doneSpotter notices OpenAI's "[DONE]" terminator as the stream passes by.
+// doneSpotter notices, as the stream passes by, OpenAI's "[DONE]" terminator and SSE comment
+// lines (": keep-alive"), which the SDKs' decoders drop unseen.
 type doneSpotter struct {
 	io.ReadCloser
 	cap  *capture
 	tail []byte
 	seen bool
+	// onComment is called (once per read) when a read holds the start of a comment line.
+	onComment func()
+	midLine   bool // the last read did not end a line
 }
 
 var doneMarker = []byte("[DONE]")
@@ -327,7 +464,30 @@ func (d *doneSpotter) Read(p []byte) (int, error) {
 		}
 		d.tail = append(d.tail[:0], p[max(0, n-len(doneMarker)):n]...)
 	}
+	if n > 0 && d.onComment != nil {
+		if hasCommentLine(p[:n], !d.midLine) {
+			d.onComment()
+		}
+		d.midLine = p[n-1] != '\n'
+	}
 	return n, err
+}
+
+// hasCommentLine reports whether b holds a line that starts with ':' (atStart: b starts a line).
+func hasCommentLine(b []byte, atStart bool) bool {
+	if atStart && len(b) > 0 && b[0] == ':' {
+		return true
+	}
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 || i+1 >= len(b) {
+			return false
+		}
+		if b[i+1] == ':' {
+			return true
+		}
+		b = b[i+1:]
+	}
 }
 
 // hintHeaders are the response headers that say when to come back.
@@ -356,6 +516,9 @@ func toError(ctx context.Context, err error, cap *capture, partial bool, secret 
 	}
 	e := &Error{Partial: partial}
 	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errResponseTimeout):
+		e.Stream, e.Net, e.Message = FaultResponseTimeout, "timeout", errResponseTimeout.Error()
+		return scrub(e, secret)
 	case errors.Is(cause, errFirstToken):
 		e.Stream, e.Message = FaultFirstToken, errFirstToken.Error()
 		if partial {
@@ -494,7 +657,7 @@ func Dropped(t policy.Turn, api string) []string {
 	wire, forwarded := policy.WireOpenAI, map[string]bool{}
 	if api == APIAnthropicMessages {
 		wire = policy.WireAnthropic
-		body, _ := anthropicBody("m", t, d)
+		body, _ := anthropicBody("m", t, d, "")
 		if t.Wire == wire {
 			for _, f := range extraFields(t.Extra, anthropicOwnKeys, body, anthropicOverridable(t)) {
 				forwarded[f.key] = true

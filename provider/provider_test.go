@@ -33,9 +33,9 @@ func request(fp *fakeprovider.Server, providerID string) provider.Request {
 	anthropic := providerID == "anthropic"
 	return provider.Request{
 		Provider: providerID, Model: "m", BaseURL: fp.BaseURL(providerID, anthropic),
-		Credential:        provider.Credential{Type: "api_key", Key: secret},
-		Turn:              policy.Turn{Messages: []policy.Message{system("be brief"), user("hi")}},
-		FirstTokenTimeout: 500 * time.Millisecond, IdleTimeout: 300 * time.Millisecond,
+		Credential:      provider.Credential{Type: "api_key", Key: secret},
+		Turn:            policy.Turn{Messages: []policy.Message{system("be brief"), user("hi")}},
+		ResponseTimeout: 500 * time.Millisecond, FirstTokenTimeout: 500 * time.Millisecond, IdleTimeout: 300 * time.Millisecond,
 	}
 }
 
@@ -69,10 +69,10 @@ func TestEveryFaultKindGivesTheRightFailureOnBothAdapters(t *testing.T) {
 					t.Errorf("%+v", e)
 				}
 			}},
-		{"a delay beyond the first-token timeout",
+		{"a delay before the headers beyond the response timeout",
 			fakeprovider.Response{DelayMs: 2000, Text: text},
 			func(t *testing.T, e *provider.Error) {
-				if e.Stream != provider.FaultFirstToken {
+				if e.Stream != provider.FaultResponseTimeout || e.Net != "timeout" || e.Partial {
 					t.Errorf("%+v", e)
 				}
 			}},

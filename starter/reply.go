@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
@@ -37,9 +40,13 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return nil
 	})
 	storeURL := storeFlag(fs)
+	configPath := fs.String("config", os.Getenv("BATON_CONFIG"), "the worker's config: with it, the attempts run here and the answer prints as it streams (env BATON_CONFIG)")
 	set, code, ok := parseFlags(fs, args, errOut)
 	if !ok {
 		return code
+	}
+	if fs.NArg() == 2 && fs.Arg(0) == "cancel" {
+		return cancelReply(ctx, tf, set, fs.Arg(1), out, errOut)
 	}
 	message := strings.Join(fs.Args(), " ")
 	if strings.TrimSpace(message) == "" {
@@ -79,8 +86,18 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		}
 		turn.Params.MaxTokens = maxTokens
 	}
+	var cfg *policy.Config
+	if *configPath != "" {
+		if cfg, err = loadConfig(*configPath); err != nil {
+			fmt.Fprintf(errOut, "baton reply: --config / BATON_CONFIG: %v\n", err)
+			return exitUsage
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
+	// Ctrl-C aborts the reply, not only this command.
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
 	c, err := tf.dial(ctx)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton reply: %v\n", err)
@@ -94,22 +111,49 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton reply: %v\n", err)
 		return exitFailure
 	}
-	var res policy.ReplyResult
-	var run client.WorkflowRun
-	// A user's /model during the reply may end it for a restart with the new selection: once.
-	for restarts := 0; ; restarts++ {
-		run, err = workflows.StartReply(ctx, c, tf.TaskQueue, req)
+	// With the worker's config, this process runs the attempts itself and prints the answer as
+	// the provider sends it.
+	var stream *live.Stream
+	if cfg != nil && !*asJSON {
+		st, err := openStore(ctx, *storeURL)
 		if err != nil {
-			fmt.Fprintf(errOut, "baton reply: starting the reply: %v\n", err)
+			fmt.Fprintf(errOut, "baton reply: %v\n", err)
 			return exitFailure
 		}
-		err = run.Get(ctx, &res)
-		var appErr *temporal.ApplicationError
-		if restarts == 0 && errors.As(err, &appErr) && appErr.Type() == policy.ErrLiveSessionModelSwitch {
-			fmt.Fprintf(errOut, "baton reply: %s; starting again with the session's new selection\n", appErr.Message())
-			continue
+		defer st.Close()
+		door, err := startLiveDoor(c, tf.TaskQueue, st, cfg, nil)
+		if err != nil {
+			fmt.Fprintf(errOut, "baton reply: %v\n", err)
+			return exitFailure
 		}
-		break
+		defer door.Stop()
+		key := newStreamKey()
+		stream = door.hub.Open(ctx, key)
+		defer stream.Close()
+		req.StreamQueue, req.StreamKey = door.queue, key
+	}
+	var res policy.ReplyResult
+	// A user's /model during the reply starts it over with the new selection (continue-as-new):
+	// the wait follows the new run.
+	run, err := workflows.StartReply(ctx, c, tf.TaskQueue, req)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton reply: starting the reply: %v\n", err)
+		return exitFailure
+	}
+	printed := &strings.Builder{}
+	err = waitPrinting(ctx, run, stream, &res, out, printed)
+	if ctx.Err() != nil && !deadlinePassed(ctx, err) {
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		if cerr := c.CancelWorkflow(cctx, run.GetID(), run.GetRunID()); cerr != nil {
+			fmt.Fprintf(errOut, "baton reply: interrupted; cancelling the reply failed: %v (workflow %s, run %s)\n", cerr, run.GetID(), run.GetRunID())
+			return exitFailure
+		}
+		fmt.Fprintf(errOut, "\nbaton reply: interrupted: the reply is aborted (workflow %s, run %s)\n", run.GetID(), run.GetRunID())
+		return exitFailure
+	}
+	if printed.Len() > 0 {
+		fmt.Fprintln(out)
 	}
 	if err != nil {
 		var appErr *temporal.ApplicationError
@@ -136,10 +180,69 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 		_ = enc.Encode(map[string]any{"workflowId": run.GetID(), "runId": run.GetRunID(), "result": res})
 		return 0
 	}
+	if printed.Len() > 0 {
+		// The answer went out as it streamed; what did not (an attempt on the shared worker) follows.
+		if rest, ok := strings.CutPrefix(res.Text, printed.String()); ok && rest != "" {
+			fmt.Fprintln(out, rest)
+		}
+		for _, n := range res.Notices {
+			fmt.Fprintln(out, n)
+		}
+		return 0
+	}
 	for _, n := range res.Notices {
 		fmt.Fprintln(out, n)
 	}
 	fmt.Fprintln(out, res.Text)
+	return 0
+}
+
+// waitPrinting waits for the reply's result, printing the answer's text as it streams.
+func waitPrinting(ctx context.Context, run client.WorkflowRun, stream *live.Stream, res *policy.ReplyResult, out io.Writer, printed *strings.Builder) error {
+	if stream == nil {
+		return run.Get(ctx, res)
+	}
+	done := make(chan error, 1)
+	go func() { done <- run.Get(ctx, res) }()
+	print := func() {
+		for _, d := range stream.Take() {
+			if d.Text != "" {
+				fmt.Fprint(out, d.Text)
+				printed.WriteString(d.Text)
+			}
+		}
+	}
+	for {
+		select {
+		case <-stream.Ready():
+			print()
+		case err := <-done:
+			print()
+			return err
+		}
+	}
+}
+
+// cancelReply is `baton reply cancel ID`: the reply is aborted (its provider call closed, its
+// fallback override rolled back) and fails as AbortedError.
+func cancelReply(ctx context.Context, tf temporalFlags, set map[string]bool, id string, out, errOut io.Writer) int {
+	if err := tf.validate(set); err != nil {
+		fmt.Fprintf(errOut, "baton reply cancel: %v\n", err)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := tf.dial(ctx)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton reply cancel: %v\n", err)
+		return exitFailure
+	}
+	defer c.Close()
+	if err := c.CancelWorkflow(ctx, id, ""); err != nil {
+		fmt.Fprintf(errOut, "baton reply cancel: %s: %v\n", id, err)
+		return exitFailure
+	}
+	fmt.Fprintf(out, "cancelled %s\n", id)
 	return 0
 }
 

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/internal/wire"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
@@ -81,13 +82,19 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	defer c.Close()
+	door, err := startLiveDoor(c, tf.TaskQueue, st, cfg, nil)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton serve: %v\n", err)
+		return exitFailure
+	}
+	defer door.Stop()
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton serve: --listen %s: %v\n", *listen, err)
 		return exitFailure
 	}
 	srv := &http.Server{Handler: &server{client: c, taskQueue: tf.TaskQueue, token: token, config: cfg, timeout: *timeout,
-		content: st, maxBody: maxBody},
+		content: st, maxBody: maxBody, live: door},
 		ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "baton serve: OpenAI- and Anthropic-compatible endpoints on http://%s/v1 (task queue %s)\n", l.Addr(), tf.TaskQueue)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -130,6 +137,8 @@ type server struct {
 	content workflows.ContentPutter
 	// maxBody is BATON_MAX_REQUEST_BYTES (0: DefaultMaxRequestBytes).
 	maxBody int64
+	// live runs the attempts of this server's callers (nil: the shared worker runs them all).
+	live *liveDoor
 }
 
 // DefaultMaxRequestBytes bounds a request body unless BATON_MAX_REQUEST_BYTES says otherwise.
@@ -140,11 +149,19 @@ type door struct {
 	decode     func([]byte) (wire.Request, *wire.Error)
 	writeError func(http.ResponseWriter, *wire.Error)
 	answer     func(w http.ResponseWriter, r wire.Reply, req wire.Request)
+	// live begins a live stream in the wire.
+	live func(w io.Writer, flush func(), id, model string, created int64, req wire.Request) liveWriter
 }
 
 var (
-	openAIDoor    = door{decode: wire.DecodeOpenAI, writeError: wire.WriteOpenAIError, answer: answerOpenAI}
-	anthropicDoor = door{decode: wire.DecodeAnthropic, writeError: wire.WriteAnthropicError, answer: answerAnthropic}
+	openAIDoor = door{decode: wire.DecodeOpenAI, writeError: wire.WriteOpenAIError, answer: answerOpenAI,
+		live: func(w io.Writer, flush func(), id, model string, created int64, req wire.Request) liveWriter {
+			return wire.NewOpenAIStream(w, flush, "chatcmpl-"+id, model, created, req.IncludeUsage)
+		}}
+	anthropicDoor = door{decode: wire.DecodeAnthropic, writeError: wire.WriteAnthropicError, answer: answerAnthropic,
+		live: func(w io.Writer, flush func(), id, model string, _ int64, _ wire.Request) liveWriter {
+			return wire.NewAnthropicStream(w, flush, "msg_"+id, model, policy.Usage{})
+		}}
 )
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -276,6 +293,15 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: err.Error(), Type: "server_error"})
 		return
 	}
+	// The caller's live stream: this process runs the reply's attempts (its own task queue), so
+	// deltas reach the caller in memory, and the caller's going away ends the call at once.
+	var stream *live.Stream
+	if s.live != nil {
+		key := newStreamKey()
+		stream = s.live.hub.Open(r.Context(), key)
+		defer stream.Close()
+		req.StreamQueue, req.StreamKey = s.live.queue, key
+	}
 	run, err := workflows.StartReply(ctx, s.client, s.taskQueue, req)
 	if err != nil {
 		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error"})
@@ -283,24 +309,137 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	}
 	w.Header().Set("x-baton-workflow-id", run.GetID())
 	w.Header().Set("x-baton-run-id", run.GetRunID())
-	var res policy.ReplyResult
-	if err := run.Get(ctx, &res); err != nil {
-		d.writeError(w, replyError(err, time.Now()))
-		return
+	type outcome struct {
+		res policy.ReplyResult
+		err error
 	}
-	unsuccessful := 0
-	for _, a := range res.Attempts {
-		if a.Result == policy.ResultFailed || a.Result == policy.ResultSkipped {
-			unsuccessful++
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		o.err = run.Get(ctx, &o.res)
+		done <- o
+	}()
+	var ready <-chan struct{}
+	if stream != nil && wr.Stream {
+		ready = stream.Ready()
+	}
+	var out *liveOut // the caller's stream, begun at the first delta
+	for {
+		select {
+		case <-ready:
+			out = s.forward(w, d, wr, run.GetRunID(), out, stream.Take())
+		case o := <-done:
+			if r.Context().Err() != nil {
+				s.abort(run)
+				return
+			}
+			if stream != nil && wr.Stream {
+				out = s.forward(w, d, wr, run.GetRunID(), out, stream.Take())
+			}
+			if o.err != nil {
+				if out != nil {
+					// Part of an answer went out: the stream ends with an explicit error, never a
+					// terminator after a partial answer.
+					out.w.Error(replyError(o.err, time.Now()))
+					return
+				}
+				d.writeError(w, replyError(o.err, time.Now()))
+				return
+			}
+			res := o.res
+			attemptHeaders(w.Header(), res.Attempts)
+			reply := wire.Reply{ID: run.GetRunID(), Model: res.Served.Provider + "/" + res.Served.Model, Created: time.Now().Unix(), Answer: answerOf(res)}
+			if out == nil {
+				// A session's turns share the workflow ID (its lane): the run names the answer.
+				d.answer(w, reply, wr)
+				return
+			}
+			out.finish(reply.Answer)
+			return
+		case <-r.Context().Done():
+			s.abort(run)
+			return
 		}
 	}
-	w.Header().Set("x-baton-attempts", strconv.Itoa(len(res.Attempts)))
-	if unsuccessful > 0 {
-		w.Header().Set("x-baton-fallback-reason", string(policy.LastReason(res.Attempts)))
+}
+
+// abort cancels a reply whose caller went away: the provider connection closes (the attempt runs
+// here, on the caller's context), the fallback written for it is rolled back, nothing else is tried.
+func (s *server) abort(run client.WorkflowRun) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.client.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
+}
+
+// attemptHeaders names how many attempts the reply made and why it failed over (as trailers on
+// a live stream, whose headers went out before the reply ended).
+func attemptHeaders(h http.Header, attempts []policy.Attempt) {
+	h.Set("x-baton-attempts", strconv.Itoa(len(attempts)))
+	for _, a := range attempts {
+		if a.Result == policy.ResultFailed || a.Result == policy.ResultSkipped {
+			h.Set("x-baton-fallback-reason", string(policy.LastReason(attempts)))
+			return
+		}
 	}
-	// A session's turns share the workflow ID (its lane): the run names the answer.
-	d.answer(w, wire.Reply{ID: run.GetRunID(), Model: res.Served.Provider + "/" + res.Served.Model, Created: time.Now().Unix(),
-		Answer: answerOf(res)}, wr)
+}
+
+// liveOut is a caller's live stream and what has gone out on it.
+type liveOut struct {
+	w         liveWriter
+	text      strings.Builder
+	toolCalls int
+	reasoning bool
+}
+
+// liveWriter is a wire's stream writer (wire.OpenAIStream, wire.AnthropicStream).
+type liveWriter interface {
+	wire.Stream
+	Err() error
+}
+
+// forward writes deltas to the caller's stream, beginning it (headers, then the wire's opening
+// events) at the first one.
+func (s *server) forward(w http.ResponseWriter, d door, wr wire.Request, runID string, out *liveOut, deltas []live.Delta) *liveOut {
+	for _, delta := range deltas {
+		if out == nil {
+			startSSE(w)
+			w.Header().Set("Trailer", "x-baton-attempts, x-baton-fallback-reason")
+			w.WriteHeader(http.StatusOK)
+			flush := func() {}
+			if f, ok := w.(http.Flusher); ok {
+				flush = f.Flush
+			}
+			out = &liveOut{w: d.live(w, flush, runID, delta.Model, time.Now().Unix(), wr)}
+		}
+		switch {
+		case delta.Text != "":
+			out.w.Text(delta.Text)
+			out.text.WriteString(delta.Text)
+		case delta.Reasoning != "":
+			if r, ok := out.w.(interface{ Reasoning(string) }); ok {
+				r.Reasoning(delta.Reasoning)
+				out.reasoning = true
+			}
+		case delta.ToolCall != nil:
+			out.w.ToolCall(out.toolCalls, delta.ToolCall.ID, delta.ToolCall.Name)
+			out.w.ToolArgs(out.toolCalls, delta.ToolCall.Arguments)
+			out.toolCalls++
+		}
+	}
+	return out
+}
+
+// finish sends what of the answer has not gone out live (an attempt that ran on the shared
+// worker sends no deltas), then the wire's end.
+func (o *liveOut) finish(a policy.Answer) {
+	if rest, ok := strings.CutPrefix(a.Text, o.text.String()); ok && rest != "" {
+		o.w.Text(rest)
+	}
+	for i := o.toolCalls; i < len(a.ToolCalls); i++ {
+		o.w.ToolCall(i, a.ToolCalls[i].ID, a.ToolCalls[i].Name)
+		o.w.ToolArgs(i, a.ToolCalls[i].Arguments)
+	}
+	o.w.Finish(a.FinishReason, a.Usage)
 }
 
 // answerOf is a reply's answer in the turn model.

@@ -2,7 +2,6 @@ package testsuite_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 )
 
 const threeModelConfig = `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["google/gemini", "anthropic/claude-sonnet-4-5"]}}}}`
@@ -100,14 +98,29 @@ func TestALiveSwitchToALaterCandidateJumpsThere(t *testing.T) {
 	}
 }
 
-func TestALiveSwitchOutsideTheChainEndsTheReplyForARestart(t *testing.T) {
-	_, c, run := startSlowReply(t, "sw2")
-	if err := switchTo(t, c, run, "xai/grok-4"); err != nil {
+func TestALiveSwitchOutsideTheChainStartsTheReplyOverWithIt(t *testing.T) {
+	w, c, run := startSlowReply(t, "sw2")
+	firstRun := c.GetWorkflow(context.Background(), run.GetID(), run.GetRunID())
+	if _, err := w.Store.SetUserModel(context.Background(), "sw2", "main", policy.ModelRef{Provider: "anthropic", Model: "claude-opus-4"}, "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	err := run.Get(context.Background(), nil)
-	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) || appErr.Type() != policy.ErrLiveSessionModelSwitch || appErr.Message() != "Live session model switch requested: xai/grok-4" {
+	if err := switchTo(t, c, run, "anthropic/claude-opus-4"); err != nil {
+		t.Fatal(err)
+	}
+	// The run continues as new with the user's selection; the caller's wait follows it.
+	var res policy.ReplyResult
+	if err := run.Get(context.Background(), &res); err != nil {
 		t.Fatalf("got %v", err)
+	}
+	if res.Text != "switched and answered" || res.Served.Model != "claude-opus-4" {
+		t.Errorf("served %+v: %q", res.Served, res.Text)
+	}
+	recordHistory(t, c, firstRun, "reply-live-switch-restart")
+	hist, err := testsuite.FetchHistory(context.Background(), c, firstRun.GetID(), firstRun.GetRunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := hist.Events[len(hist.Events)-1]; last.GetWorkflowExecutionContinuedAsNewEventAttributes() == nil {
+		t.Errorf("the first run ended with %v, want a continue-as-new", last.EventType)
 	}
 }

@@ -29,7 +29,7 @@ func StartWorker(t testing.TB, c client.Client, taskQueue string, acts *activiti
 	if acts == nil {
 		acts = &activities.Activities{Identity: "test-worker"}
 	}
-	w := worker.New(c, taskQueue, worker.Options{})
+	w := worker.New(c, taskQueue, registry.WorkerOptions(0))
 	registry.Register(w, acts)
 	for _, r := range register {
 		r(w)

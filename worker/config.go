@@ -67,6 +67,7 @@ func limitsOf(cfg env.Worker, logger *zap.Logger) activities.Limits {
 	lim.RetryMaxWait = time.Duration(cfg.RetryMaxWaitSeconds) * time.Second
 	lim.FirstTokenTimeout = time.Duration(cfg.FirstTokenMs) * time.Millisecond
 	lim.IdleTimeout = time.Duration(cfg.IdleMs) * time.Millisecond
+	lim.ResponseTimeout = time.Duration(cfg.ResponseMs) * time.Millisecond
 	raw, name := cfg.SkipTTLMs, "BATON_FALLBACK_SKIP_TTL_MS"
 	if raw == "" && cfg.OpenClawSkipTTL != "" {
 		raw, name = cfg.OpenClawSkipTTL, "OPENCLAW_FALLBACK_SKIP_TTL_MS"

@@ -123,7 +123,7 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	}
 	logger.Info("schedules reconciled", zap.Strings("created", rep.Created), zap.Strings("updated", rep.Updated), zap.Strings("deleted", rep.Deleted))
 
-	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: stopTimeout})
+	w := worker.New(c, cfg.TaskQueue, registry.WorkerOptions(stopTimeout))
 	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger, Store: st,
 		Config: configSource, Limits: limitsOf(cfg, logger), Metrics: reg})
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/policy"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -33,6 +34,13 @@ const (
 	// recorded (and the turn ended) by the attempt itself, search attributes given at start and
 	// upserted only when a reply fails over. Replies started before keep their activities.
 	leanHistoryChange = "lean-history"
+	// switchRestartChange: a user's /model that is not a later candidate starts the reply over
+	// (continue-as-new with the new selection) instead of failing it for the caller to restart.
+	switchRestartChange = "switch-restart"
+
+	// streamQueueWait is how long an attempt waits for the front door's own worker before the
+	// shared queue takes it (the front door died, or runs no worker).
+	streamQueueWait = 10 * time.Second
 )
 
 // SwitchModel is the switchModel update's argument.
@@ -80,7 +88,20 @@ func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyR
 	if err := r.setup(ctx); err != nil {
 		return policy.ReplyResult{}, err
 	}
-	return r.run(ctx)
+	res, err := r.run(ctx)
+	if err != nil && (ctx.Err() != nil || isAbort(err)) {
+		// The caller hung up or the reply was cancelled: no further candidate, no reason.
+		r.observe(ctx, "aborted", false)
+		return policy.ReplyResult{}, temporal.NewNonRetryableApplicationError("the reply was aborted", policy.ErrAborted, nil, r.attempts)
+	}
+	return res, err
+}
+
+// isAbort reports whether err is the reply's cancellation, or an attempt ended because its
+// caller went away.
+func isAbort(err error) bool {
+	var appErr *temporal.ApplicationError
+	return temporal.IsCanceledError(err) || (errors.As(err, &appErr) && appErr.Type() == policy.ErrAborted)
 }
 
 // reply is one reply's state.
@@ -96,6 +117,11 @@ type reply struct {
 	pending       *SwitchModel // a user's switch, applied once the in-flight attempt ends
 	started       time.Time
 	lean          bool // leanHistoryChange
+	// prefix is the answer a live caller already holds from attempts cut mid-stream; the next
+	// attempt continues it (streaming.midStream "continue").
+	prefix string
+	// streamLost: the front door's queue went unpolled; attempts go to the shared queue.
+	streamLost bool
 }
 
 // observe records the reply's latency and outcome (the SDK's metrics handler is replay-safe).
@@ -140,6 +166,13 @@ func (r *reply) applySwitch(ctx workflow.Context, current int) (int, error) {
 	}
 	jump, restart := policy.LiveSwitch(r.chain, current, ref)
 	if restart {
+		if workflow.GetVersion(ctx, switchRestartChange, workflow.DefaultVersion, 1) == 1 {
+			// Every front door alike: the reply starts over with the user's selection, and every
+			// caller's wait follows the new run.
+			next := r.req
+			next.Model, next.Restarts = ref.String(), r.req.Restarts+1
+			return 0, workflow.NewContinueAsNewError(ctx, ReplyWorkflowName, next)
+		}
 		return 0, temporal.NewNonRetryableApplicationError("Live session model switch requested: "+ref.String(),
 			policy.ErrLiveSessionModelSwitch, nil, s, r.attempts)
 	}
@@ -266,7 +299,7 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 		if r.req.CarriesImages && !cfg.AcceptsImages(cand.ModelRef) {
 			r.attempts = append(r.attempts, policy.Attempt{Provider: cand.Provider, Model: cand.Model,
 				Result: policy.ResultSkipped, Reason: policy.ReasonTextOnly, Error: policy.TextOnlySkipText(cand.ModelRef), At: now})
-			r.log(ctx, policy.DecisionSkip, i, r.attempts[len(r.attempts)-1], 0, nil)
+			r.log(ctx, policy.DecisionSkip, i, r.attempts[len(r.attempts)-1], 0, nil, "")
 			continue
 		}
 		pin, userPin, _ := r.session.ProfilePin(cand.Provider)
@@ -291,7 +324,7 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 		if d.Action == policy.ActionSkip {
 			r.attempts = append(r.attempts, policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: d.Profile,
 				Result: policy.ResultSkipped, Reason: d.Reason, Error: d.SkipText, At: now})
-			r.log(ctx, policy.DecisionSkip, i, r.attempts[len(r.attempts)-1], len(ordered), nil)
+			r.log(ctx, policy.DecisionSkip, i, r.attempts[len(r.attempts)-1], len(ordered), nil, "")
 			blocked = true
 			continue
 		}
@@ -358,7 +391,8 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 			return policy.ReplyResult{}, true, err
 		}
 		p, rt := probe, retries
-		a := policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile, Probe: &p, Retries: &rt, At: now}
+		a := policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile, Probe: &p, Retries: &rt,
+			Continues: r.prefix != "", At: now}
 		if out.OK {
 			a.Result = policy.ResultSucceeded
 			r.attempts = append(r.attempts, a)
@@ -367,7 +401,24 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 		}
 		a.Result, a.Reason, a.Status, a.Code, a.Error = policy.ResultFailed, out.Reason, out.Status, out.Code, out.Error
 		r.attempts = append(r.attempts, a)
-		r.log(ctx, policy.DecisionFailed, i, a, len(ordered), nil)
+		next := ""
+		for _, op := range ordered {
+			if op.Available && !tried[op.ID] {
+				next = op.ID
+				break
+			}
+		}
+		step, wait := policy.NextStep(policy.FailureState{Reason: out.Reason, Rotations: rotations, NextProfile: next,
+			UserPinned: userPin, Probe: probe, FormatRetryUsed: policy.UsedFormatRetry(r.attempts[:len(r.attempts)-1]),
+			HasNextCandidate: i+1 < len(r.chain.Candidates)}, r.state.Config.Cooldowns)
+		r.log(ctx, policy.DecisionFailed, i, a, len(ordered), nil, step)
+		switch policy.MidStreamAction(r.state.Config.Streaming.MidStream, out.Delivered, out.Partial, out.ToolCallsDelivered) {
+		case policy.AfterFaultStop:
+			return policy.ReplyResult{}, true, temporal.NewNonRetryableApplicationError(
+				"the stream failed after part of the answer reached the caller: "+out.Error, policy.ErrStreamInterrupted, nil, r.attempts)
+		case policy.AfterFaultContinue:
+			r.prefix += out.Partial
+		}
 		if probe && d.TransientProbe && !policy.KeepsTransientSlot(out.Reason) {
 			r.transientUsed[cand.Provider] = true
 		}
@@ -379,18 +430,9 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 				return policy.ReplyResult{}, true, err
 			}
 		}
-		next := ""
-		for _, op := range ordered {
-			if op.Available && !tried[op.ID] {
-				next = op.ID
-				break
-			}
-		}
 		if r.pending != nil {
 			return policy.ReplyResult{}, false, nil // the user switched: walk decides where to go
 		}
-		step, wait := policy.NextStep(policy.FailureState{Reason: out.Reason, Rotations: rotations, NextProfile: next,
-			UserPinned: userPin, Probe: probe}, r.state.Config.Cooldowns)
 		switch step {
 		case policy.StepStop:
 			return policy.ReplyResult{}, true, r.stop(out)
@@ -412,22 +454,34 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 // call makes one attempt, with the same-candidate retries that stand in for SDK retries:
 // durable timers between them, only the last failure counts against the profile.
 func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string, onSuccess *policy.TurnEnd) (policy.AttemptOutcome, int, error) {
-	heartbeat := max(r.state.FirstTokenTimeout, r.state.IdleTimeout) + 15*time.Second
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	firstToken := r.state.Config.FirstTokenTimeout(cand.ModelRef, r.state.FirstTokenTimeout)
+	heartbeat := r.state.ResponseTimeout + max(firstToken, r.state.IdleTimeout) + 15*time.Second
+	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Minute,
 		HeartbeatTimeout:    heartbeat, // a stream that stops heartbeating is a failed attempt
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
+	}
 	for retries := 0; ; retries++ {
+		live := r.req.StreamQueue != "" && !r.streamLost
+		if live {
+			opts.TaskQueue, opts.ScheduleToStartTimeout = r.req.StreamQueue, streamQueueWait
+		} else {
+			opts.TaskQueue, opts.ScheduleToStartTimeout = "", 0
+		}
 		var out policy.AttemptOutcome
-		err := workflow.ExecuteActivity(actx, AttemptActivity, policy.AttemptRequest{
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), AttemptActivity, policy.AttemptRequest{
 			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile,
-			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef,
-			Now: workflow.Now(ctx), FirstTokenTimeout: r.state.FirstTokenTimeout, IdleTimeout: r.state.IdleTimeout,
+			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.prefix,
+			Now: workflow.Now(ctx), FirstTokenTimeout: firstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
 			Record: r.lean, Retries: retries, RetryMaxWait: r.state.RetryMaxWait, OnSuccess: onSuccess,
 		}).Get(ctx, &out)
 		var timeoutErr *temporal.TimeoutError
 		switch {
+		case live && errors.As(err, &timeoutErr) && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+			// The front door's worker is gone: the shared queue takes the same attempt, no blame.
+			r.streamLost = true
+			retries--
+			continue
 		case errors.As(err, &timeoutErr):
 			// The worker stopped hearing from the stream: a stalled stream is a timeout.
 			out = policy.AttemptOutcome{Reason: policy.ReasonTimeout, Error: "the attempt stopped heartbeating", StreamFault: "stall"}
@@ -497,6 +551,10 @@ func (r *reply) writeFallback(ctx workflow.Context, expected, next policy.Sessio
 
 // rollback restores what this reply's fallback wrote; a failure to roll back is logged, not fatal.
 func (r *reply) rollback(ctx workflow.Context, before policy.SessionModel) {
+	if ctx.Err() != nil {
+		// An aborted reply still undoes what it wrote: on a context its cancellation leaves alone.
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
 	written := r.session
 	err := r.storeWork(ctx, nil, RollbackFallbackActivity, policy.SessionRollback{
 		Session: r.req.Session, Before: before, Written: written, At: workflow.Now(ctx),
@@ -516,7 +574,7 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 			break
 		}
 	}
-	r.log(ctx, policy.DecisionSucceeded, i, r.attempts[len(r.attempts)-1], 0, previous)
+	r.log(ctx, policy.DecisionSucceeded, i, r.attempts[len(r.attempts)-1], 0, previous, "")
 
 	end, notices := r.turnEnd(cand, profile, r.attempts)
 	if end != nil && !out.TurnEnded {
@@ -537,7 +595,7 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 		_ = workflow.UpsertTypedSearchAttributes(ctx, saFinalModel.ValueSet(cand.String()), saFailoverReason.ValueSet(reason),
 			saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(usedFallback))
 	}
-	return policy.ReplyResult{Text: out.Text, ToolCalls: out.ToolCalls, Reasoning: out.Reasoning, FinishReason: out.FinishReason,
+	return policy.ReplyResult{Text: r.prefix + out.Text, ToolCalls: out.ToolCalls, Reasoning: out.Reasoning, FinishReason: out.FinishReason,
 		Input: out.Input, Output: out.Output, CachedInput: out.CachedInput,
 		Served:   policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
 		Attempts: r.attempts, Notices: notices}, nil
@@ -612,9 +670,9 @@ func (r *reply) fail(ctx workflow.Context, e policy.Exhaustion) error {
 }
 
 // log writes one model_fallback_decision record through the replay-safe logger.
-func (r *reply) log(ctx workflow.Context, decision string, i int, a policy.Attempt, profiles int, previous *policy.Attempt) {
+func (r *reply) log(ctx workflow.Context, decision string, i int, a policy.Attempt, profiles int, previous *policy.Attempt, step string) {
 	rec := policy.NewDecisionRecord(policy.DecisionInput{Decision: decision, Chain: r.chain, Index: i,
-		AttemptNo: len(r.attempts), Attempt: a, Previous: previous, ProfileCount: profiles})
+		AttemptNo: len(r.attempts), Attempt: a, Previous: previous, ProfileCount: profiles, Step: step})
 	workflow.GetLogger(ctx).Info(rec.ConsoleMessage(), "event", rec.Event, "decision", rec.Decision,
 		"requestedProvider", rec.RequestedProvider, "requestedModel", rec.RequestedModel,
 		"candidateProvider", rec.CandidateProvider, "candidateModel", rec.CandidateModel, "profile", rec.Profile,

@@ -205,7 +205,8 @@ func (b *bench) start(ctx context.Context) error {
 			Body:    `{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}`}}},
 		{Match: fakeprovider.Match{Provider: "delta"}, Respond: []fakeprovider.Response{{Status: 503,
 			Body: `{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error"}}`}}},
-		{Match: fakeprovider.Match{Provider: "eps"}, Respond: []fakeprovider.Response{{DelayMs: int(time.Hour / time.Millisecond)}}},
+		// Headers, then never a token: the first-token timeout, not the response timeout.
+		{Match: fakeprovider.Match{Provider: "eps"}, Respond: []fakeprovider.Response{{Text: benchText, StallAfterChunks: new(0), StallMs: int(time.Hour / time.Millisecond)}}},
 		{Match: fakeprovider.Match{}, Respond: []fakeprovider.Response{ok}},
 	}
 	creds := []store.Credential{}

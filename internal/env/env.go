@@ -45,6 +45,8 @@ type Worker struct {
 	// PayloadKey encrypts workflow payloads (AES-256-GCM) when set.
 	PayloadKey string `env:"BATON_PAYLOAD_KEY"`
 	IdleMs     int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
+	// ResponseMs bounds the wait for a provider's response headers.
+	ResponseMs int `env:"BATON_RESPONSE_TIMEOUT_MS, default=10000"`
 	// ContentRetention is how long a turn's content stays in the store (a Go duration or Nd).
 	ContentRetention string `env:"BATON_CONTENT_RETENTION, default=7d"`
 }
@@ -164,6 +166,9 @@ func (w Worker) Validate() error {
 	}
 	if w.FirstTokenMs < 100 || w.FirstTokenMs > 3600000 {
 		return fmt.Errorf("BATON_FIRST_TOKEN_TIMEOUT_MS: %d is not 100..3600000", w.FirstTokenMs)
+	}
+	if w.ResponseMs < 100 || w.ResponseMs > 3600000 {
+		return fmt.Errorf("BATON_RESPONSE_TIMEOUT_MS: %d is not 100..3600000", w.ResponseMs)
 	}
 	if w.IdleMs < 100 || w.IdleMs > 3600000 {
 		return fmt.Errorf("BATON_IDLE_TIMEOUT_MS: %d is not 100..3600000", w.IdleMs)

@@ -3,6 +3,8 @@
 package registry
 
 import (
+	"time"
+
 	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/activity"
@@ -32,4 +34,17 @@ func Register(r worker.Registry, a *activities.Activities) {
 func RegisterWorkflows(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.PingWorkflow, workflow.RegisterOptions{Name: workflows.PingWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ReplyWorkflow, workflow.RegisterOptions{Name: workflows.ReplyWorkflowName})
+}
+
+// WorkerOptions are every baton worker's options: the shared worker's, and a front door's own. A
+// cancelled reply's attempt hears of it on its next heartbeat, which the SDK may send every
+// activities.HeartbeatEvery.
+func WorkerOptions(stopTimeout time.Duration) worker.Options {
+	return worker.Options{WorkerStopTimeout: stopTimeout, MaxHeartbeatThrottleInterval: activities.HeartbeatEvery}
+}
+
+// RegisterAttempts adds the attempt activity alone: a front door (serve, baton reply) runs the
+// attempts of the callers it holds, so that their deltas reach them in memory.
+func RegisterAttempts(r worker.ActivityRegistry, a *activities.Activities) {
+	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: workflows.AttemptActivity})
 }

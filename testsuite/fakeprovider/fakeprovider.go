@@ -74,9 +74,11 @@ type Response struct {
 	CutAfterChunks   *int              `json:"cutAfterChunks,omitempty"`
 	StallAfterChunks *int              `json:"stallAfterChunks,omitempty"`
 	StallMs          int               `json:"stallMs,omitempty"`
-	MalformedChunk   *int              `json:"malformedChunk,omitempty"`
-	StreamError      json.RawMessage   `json:"streamError,omitempty"`
-	Empty            bool              `json:"empty,omitempty"`
+	// ChunkDelayMs spaces a stream's chunks (a model that takes its time).
+	ChunkDelayMs   int             `json:"chunkDelayMs,omitempty"`
+	MalformedChunk *int            `json:"malformedChunk,omitempty"`
+	StreamError    json.RawMessage `json:"streamError,omitempty"`
+	Empty          bool            `json:"empty,omitempty"`
 }
 
 // Kind names the response for call records.
@@ -123,6 +125,19 @@ type Call struct {
 	Tools int `json:"tools,omitempty"`
 	// Body is the request body as received (GET /_fake/calls leaves it out unless ?bodies=1).
 	Body json.RawMessage `json:"body,omitempty"`
+	// FirstContentAt is when the first content chunk was sent; EndedAt when the request ended
+	// (the answer done, or the client gone).
+	FirstContentAt time.Time `json:"firstContentAt,omitzero"`
+	EndedAt        time.Time `json:"endedAt,omitzero"`
+}
+
+// stamp records a time on call n.
+func (s *Server) stamp(n int, set func(*Call)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n >= 1 && n <= len(s.calls) {
+		set(&s.calls[n-1])
+	}
 }
 
 // MaxBody is the largest request body the server reads (a 10 MB image is ~13.4 MB in base64);
@@ -308,7 +323,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if resp.Echo {
 		resp.Text = string(body.Messages)
 	}
-	s.respond(w, r, resp, body.Model, body.Stream, anthropicFormat)
+	defer func() {
+		// Stamped when the handler returns: after the answer, or when the client went away.
+		s.stamp(call.N, func(c *Call) { c.EndedAt = time.Now() })
+	}()
+	s.respond(w, r, resp, body.Model, body.Stream, anthropicFormat, call.N)
 }
 
 func (s *Server) serveScript(w http.ResponseWriter, r *http.Request) {
@@ -361,7 +380,7 @@ func validate(rules []Rule) error {
 			if resp.Status != 0 && (resp.Status < 100 || resp.Status > 599) {
 				return fmt.Errorf("script: rule %d respond[%d]: status %d is not an HTTP status", i, j, resp.Status)
 			}
-			if resp.DelayMs < 0 || resp.StallMs < 0 {
+			if resp.DelayMs < 0 || resp.StallMs < 0 || resp.ChunkDelayMs < 0 {
 				return fmt.Errorf("script: rule %d respond[%d]: negative delay", i, j)
 			}
 			if u := resp.Usage; u != nil && (u.Input < 0 || u.Output < 0 || u.Cached < 0 || u.Cached > u.Input) {

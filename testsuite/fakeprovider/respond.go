@@ -103,7 +103,7 @@ func anthropicUsage(u Usage, output int) map[string]int {
 	return m
 }
 
-func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, model string, stream, anthropic bool) {
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, model string, stream, anthropic bool, n int) {
 	if resp.DelayMs > 0 {
 		select {
 		case <-time.After(time.Duration(resp.DelayMs) * time.Millisecond):
@@ -136,6 +136,9 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, 
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush() // the headers go out at once, as a streaming server sends them
+	}
 	write := func(event, data string) {
 		if event != "" {
 			fmt.Fprintf(w, "event: %s\n", event)
@@ -148,7 +151,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, 
 	if resp.Empty {
 		return // headers, then nothing
 	}
-	c := &counter{r: r, resp: resp, write: write}
+	c := &counter{r: r, resp: resp, write: write, first: func() { s.stamp(n, func(c *Call) { c.FirstContentAt = time.Now() }) }}
 	if anthropic {
 		streamAnthropic(c, resp, model, usage, write)
 	} else {
@@ -177,6 +180,7 @@ type counter struct {
 	resp  Response
 	write func(event, data string)
 	sent  int
+	first func() // called as the first counted chunk goes out
 }
 
 // stopped reports whether the stream ends before the next counted chunk.
@@ -185,8 +189,18 @@ func (c *counter) stopped() bool { return stopBefore(c.r, c.resp, c.sent) }
 // send writes the next counted chunk (or, if it is the malformed one, the start of it) and reports
 // false when the stream ends before it.
 func (c *counter) send(event, data, malformed string) bool {
+	if c.sent > 0 && c.resp.ChunkDelayMs > 0 {
+		select {
+		case <-time.After(time.Duration(c.resp.ChunkDelayMs) * time.Millisecond):
+		case <-c.r.Context().Done():
+			return false
+		}
+	}
 	if c.stopped() {
 		return false
+	}
+	if c.sent == 0 && c.first != nil {
+		c.first()
 	}
 	c.sent++
 	if c.resp.MalformedChunk != nil && *c.resp.MalformedChunk == c.sent {

@@ -93,15 +93,15 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 	// The clock of the turn being played, read by the fake provider to stamp calls and by the
 	// activities to stamp what they record.
 	var clockMu sync.Mutex
-	var clock func() time.Time
+	var now func() time.Time
 	fake := fakeprovider.New(sc.Provider, secrets)
 	fake.Now = func() time.Time {
 		clockMu.Lock()
 		defer clockMu.Unlock()
-		if clock == nil {
+		if now == nil {
 			return sc.Start
 		}
-		return clock()
+		return now()
 	}
 	if err := fake.Start("127.0.0.1:0"); err != nil {
 		return nil, err
@@ -138,18 +138,13 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 	acts := &activities.Activities{Identity: "simulate", Store: st, Config: src, Limits: lim, Now: fake.Now}
 
 	out := &Output{Name: sc.Name}
-	now := sc.Start
-	next := sc.Start
+	clock := newTurnClock(sc.Start)
 	agentOf := map[string]string{}
 	for _, s := range sc.Sessions {
 		agentOf[s.Key] = s.Agent
 	}
 	for i, turn := range sc.Turns {
-		next = next.Add(time.Duration(turn.After))
-		if now.After(next) {
-			next = now
-		}
-		at := next
+		at := clock.next(time.Duration(turn.After))
 		var to TurnOutput
 		if turn.Session != nil {
 			if err := sessionOp(ctx, st, turn.Session, agentOf, at); err != nil {
@@ -157,7 +152,7 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 			}
 			to = TurnOutput{At: stamp(at), Outcome: "session"}
 			to.Session, _ = sessionFields(ctx, st, turn.Session.Key)
-			now = at
+			clock.ended(at)
 		} else {
 			var env *sdktestsuite.TestWorkflowEnvironment
 			var s sdktestsuite.WorkflowTestSuite
@@ -167,13 +162,13 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 			env.SetTestTimeout(5 * time.Minute)
 			registry.Register(env, acts)
 			clockMu.Lock()
-			clock = env.Now
+			now = env.Now
 			clockMu.Unlock()
 			req := replyRequest(turn.Reply, agentOf)
 			env.ExecuteWorkflow(workflows.ReplyWorkflowName, req)
 			end := env.Now()
 			clockMu.Lock()
-			clock = nil
+			now = nil
 			clockMu.Unlock()
 			to = TurnOutput{At: stamp(at)}
 			if err := env.GetWorkflowError(); err != nil {
@@ -192,21 +187,43 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 			if req.Session != "" {
 				to.Session, _ = sessionFields(ctx, st, req.Session)
 			}
-			now = end
-			if now.Before(at) {
-				now = at
-			}
+			clock.ended(end)
 		}
 		if to.UsageStats, err = usageOut(ctx, st); err != nil {
 			return nil, err
 		}
 		out.Turns = append(out.Turns, to)
-		next = now
 	}
 	for _, c := range fake.Calls() {
 		out.Calls = append(out.Calls, CallOutput{At: stamp(c.At), Provider: c.Provider, Model: c.Model, Profile: c.Profile})
 	}
 	return out, nil
+}
+
+// turnClock keeps SCENARIOS.md's clock: turn i is scheduled at the scenario's start plus the sum
+// of the afters up to it, and starts at the later of that and the end of the turn before it. A
+// long turn delays the next one; it does not shift the schedule of the turns after.
+type turnClock struct {
+	scheduled time.Time // start + the afters so far
+	free      time.Time // when the last turn ended
+}
+
+func newTurnClock(start time.Time) turnClock { return turnClock{scheduled: start, free: start} }
+
+// next is the start of the turn that comes after the previous one's schedule.
+func (c *turnClock) next(after time.Duration) time.Time {
+	c.scheduled = c.scheduled.Add(after)
+	if c.free.After(c.scheduled) {
+		return c.free
+	}
+	return c.scheduled
+}
+
+// ended records when a turn ended (never before it started).
+func (c *turnClock) ended(at time.Time) {
+	if at.After(c.free) {
+		c.free = at
+	}
 }
 
 func stamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }

@@ -1,0 +1,104 @@
+// Package live carries an answer's deltas from an attempt to the caller that waits for it, in
+// memory: a front door (serve, baton reply) runs a worker on a task queue of its own, the reply
+// schedules its attempts there, and the attempt hands each delta to the caller's stream as the
+// provider sends it. Nothing here is durable: the reply's result is the answer of record.
+package live
+
+import (
+	"context"
+	"sync"
+
+	"github.com/batonhq/baton/policy"
+)
+
+// Delta is a piece of an answer: text, reasoning text, or one complete tool call.
+type Delta struct {
+	Text      string
+	Reasoning string
+	ToolCall  *policy.ToolCall
+	// Model is the candidate (provider/model) whose stream it came from.
+	Model string
+}
+
+// Hub holds the streams of the callers this process serves.
+type Hub struct {
+	mu      sync.Mutex
+	streams map[string]*Stream
+}
+
+// NewHub returns an empty hub.
+func NewHub() *Hub { return &Hub{streams: map[string]*Stream{}} }
+
+// Open registers a caller's stream under key; ctx is the caller's (its end cancels the attempts
+// that write to the stream). Close it when the caller is done.
+func (h *Hub) Open(ctx context.Context, key string) *Stream {
+	s := &Stream{ctx: ctx, notify: make(chan struct{}, 1), hub: h, key: key}
+	h.mu.Lock()
+	h.streams[key] = s
+	h.mu.Unlock()
+	return s
+}
+
+// Get returns the stream of key, if this process holds it.
+func (h *Hub) Get(key string) (*Stream, bool) {
+	if h == nil || key == "" {
+		return nil, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.streams[key]
+	return s, ok
+}
+
+// Stream is one caller's: attempts append, the caller reads. Appends never block (a slow caller
+// must not slow the provider's stream, whose watchdog would call it a stall).
+type Stream struct {
+	ctx    context.Context
+	hub    *Hub
+	key    string
+	mu     sync.Mutex
+	buf    []Delta
+	notify chan struct{}
+	closed bool
+}
+
+// Context is the caller's: done when the caller went away.
+func (s *Stream) Context() context.Context { return s.ctx }
+
+// Send appends a delta; false when the stream was closed.
+func (s *Stream) Send(d Delta) bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	s.buf = append(s.buf, d)
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// Ready is signalled after a Send.
+func (s *Stream) Ready() <-chan struct{} { return s.notify }
+
+// Take returns the deltas sent since the last Take.
+func (s *Stream) Take() []Delta {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.buf
+	s.buf = nil
+	return out
+}
+
+// Close removes the stream from its hub; later sends are dropped.
+func (s *Stream) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.hub.mu.Lock()
+	delete(s.hub.streams, s.key)
+	s.hub.mu.Unlock()
+}

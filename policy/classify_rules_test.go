@@ -1,0 +1,250 @@
+package policy
+
+import "testing"
+
+// classifyCase is one row of a rule's table: a failure and the reason it must get.
+type classifyCase struct {
+	name string
+	f    Failure
+	want Reason
+}
+
+func runClassifyCases(t *testing.T, cases []classifyCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Classify(c.f); got != c.want {
+				t.Errorf("Classify(%+v) = %s, want %s", c.f, got, c.want)
+			}
+		})
+	}
+}
+
+var precedenceCases = []classifyCase{
+	{"a 529 that speaks of rate limits is rate_limit", Failure{Status: 529, Message: "Rate limit exceeded, please slow down"}, ReasonRateLimit},
+	{"a 529 whose body speaks of a per-minute limit is rate_limit", Failure{Status: 529, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`}, ReasonRateLimit},
+	{"a 529 that speaks of money is billing", Failure{Status: 529, Message: "Your credit balance is too low to access the API"}, ReasonBilling},
+	{"a 529 that says overloaded is overloaded", Failure{Status: 529, Message: "Overloaded"}, ReasonOverloaded},
+	{"a bare 529 is overloaded", Failure{Status: 529}, ReasonOverloaded},
+	{"a 529 with server words is still overloaded", Failure{Status: 529, Message: "Internal server error"}, ReasonOverloaded},
+	{"a 529 with auth words is still overloaded", Failure{Status: 529, Message: "unauthorized"}, ReasonOverloaded},
+	{"context overflow beats a 529", Failure{Status: 529, Message: "prompt is too long: 210000 tokens > 200000 maximum"}, ReasonContextOverflow},
+	{"a 503 that speaks of rate limits is rate_limit", Failure{Status: 503, Message: "rate limit exceeded for this model"}, ReasonRateLimit},
+	{"a 500 that speaks of money is billing", Failure{Status: 500, Message: "insufficient credits"}, ReasonBilling},
+	{"a 502 that says overloaded is overloaded", Failure{Status: 502, Message: "upstream overloaded"}, ReasonOverloaded},
+	{"a 500 with server words is a server error (timeout)", Failure{Status: 500, Message: "Internal Server Error"}, ReasonTimeout},
+	{"a 408 that speaks of rate limits is rate_limit", Failure{Status: 408, Message: "too many requests, slow down"}, ReasonRateLimit},
+	{"a bare 408 is timeout", Failure{Status: 408}, ReasonTimeout},
+	{"a 410 that speaks of overload is overloaded", Failure{Status: 410, Message: "model overloaded, try later"}, ReasonOverloaded},
+	{"rate-limit text beats overloaded text", Failure{Status: 503, Message: "overloaded: rate limit reached"}, ReasonRateLimit},
+	{"billing text beats rate-limit text", Failure{Message: "rate limit: insufficient credits"}, ReasonBilling},
+}
+
+// Issue 20, item 1: DESIGN.md's precedence holds for every status, 529 included.
+func TestClassifyPrecedenceHoldsForEveryStatus(t *testing.T) {
+	runClassifyCases(t, precedenceCases)
+	// A 529 about rate limits is scoped to the model and still retried in place.
+	r := Classify(Failure{Status: 529, Message: "Rate limit exceeded"})
+	if !ModelScoped(r) {
+		t.Errorf("a 529 rate limit must cool one model, got %s", r)
+	}
+	if retry, _ := SameCandidateRetry(RetryState{Status: 529}); !retry {
+		t.Error("a 529 is retried in place whatever its reason")
+	}
+}
+
+var overflowCases = []classifyCase{
+	{"llama.cpp: a prompt of N tokens exceeds the available context size, without article", Failure{Message: "Prompt of 70000 tokens exceeds available context size of 65536"}, ReasonContextOverflow},
+	{"llama.cpp server: the request exceeds the available context size", Failure{Status: 400, Message: "the request exceeds the available context size, try increasing it"}, ReasonContextOverflow},
+	{"a validation error's inputs must be at most N tokens", Failure{Message: "422: `inputs` must be at most 8192 tokens"}, ReasonContextOverflow},
+	{"TGI: inputs tokens plus max_new_tokens must be <= N", Failure{Status: 422, Message: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 500 `max_new_tokens`"}, ReasonContextOverflow},
+	{"inputs must have less than N tokens", Failure{Status: 422, Message: "Input validation error: `inputs` must have less than 1024 tokens. Given: 2000"}, ReasonContextOverflow},
+	{"Cohere: total tokens in the prompt cannot exceed N", Failure{Status: 400, Message: "too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 5000"}, ReasonContextOverflow},
+	{"OpenAI Responses: your input exceeds the context window", Failure{Status: 400, Message: "Your input exceeds the context window of this model. Please adjust your input and try again."}, ReasonContextOverflow},
+	{"Gemini: the input token count exceeds the maximum number of tokens", Failure{Status: 400, Message: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."}, ReasonContextOverflow},
+	{"vLLM: the prompt is longer than the maximum model length", Failure{Status: 400, Message: "The decoder prompt (length 5000) is longer than the maximum model length of 4096."}, ReasonContextOverflow},
+	{"Anthropic: input length and max_tokens exceed the context limit, with backticks", Failure{Status: 400, Message: "input length and `max_tokens` exceed context limit: 197626 + 21333 > 200000, decrease input length or `max_tokens` and try again"}, ReasonContextOverflow},
+	{"OpenAI: maximum context length with what you requested", Failure{Status: 400, Message: "This model's maximum context length is 128000 tokens. However, you requested 130000 tokens (129000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion."}, ReasonContextOverflow},
+	{"a request whose tokens exceed the model's context window, model name with a dot", Failure{Message: "request of 9000 tokens for llama-3.1 exceeds the model's context window (8192)"}, ReasonContextOverflow},
+	{"reversed: the context window is smaller than the prompt", Failure{Message: "the context window of 8192 tokens is smaller than the prompt (9000 tokens)"}, ReasonContextOverflow},
+	{"the tokens in the messages exceed a limit given in parentheses", Failure{Status: 400, Message: "Invalid request: the total number of tokens in messages (5000) exceeds the limit (4096)"}, ReasonContextOverflow},
+	{"input tokens exceed a configured limit of N tokens", Failure{Message: "Input tokens exceed the configured limit of 272000 tokens"}, ReasonContextOverflow},
+	{"passive: the context size has been exceeded", Failure{Message: "context size has been exceeded"}, ReasonContextOverflow},
+	{"passive: the context length was exceeded", Failure{Message: "The context length of 4096 was exceeded by the request"}, ReasonContextOverflow},
+	{"the agent's own Context overflow: label", Failure{Message: "Context overflow: prompt too large for the model."}, ReasonContextOverflow},
+	{"Kimi: exceeded model token limit", Failure{Message: "Invalid request: exceeded model token limit: 131072"}, ReasonContextOverflow},
+	{"Chinese: input exceeds the context length limit", Failure{Message: "输入超出上下文长度限制"}, ReasonContextOverflow},
+	{"Chinese: the context length is over the model's limit", Failure{Message: "请求的上下文长度超过模型限制"}, ReasonContextOverflow},
+	{"Chinese: the context is too long", Failure{Message: "错误：上下文过长"}, ReasonContextOverflow},
+	{"Chinese: a request to compress the context", Failure{Message: "请压缩上下文后重试"}, ReasonContextOverflow},
+	{"English: a request to compress the context", Failure{Message: "Please compress the context and try again"}, ReasonContextOverflow},
+	{"the code form context_window_exceeded", Failure{Code: "context_window_exceeded", Message: "context_window_exceeded"}, ReasonContextOverflow},
+	{"the code form model_context_window_exceeded", Failure{Message: "model_context_window_exceeded"}, ReasonContextOverflow},
+	{"overflow under a 404 keeps overflow", Failure{Status: 404, Message: "The prompt exceeds the model's context length"}, ReasonContextOverflow},
+}
+var notOverflowCases = []classifyCase{
+	{"a context window too small for the config is not overflow", Failure{Message: "Context window too small: minimum is 16000 tokens"}, ReasonNone},
+	{"chatter that mentions overflow is not overflow", Failure{Message: "Let's investigate the context overflow bug"}, ReasonNone},
+	{"a compaction failure that names it mid-sentence is not overflow", Failure{Message: "Auto-compaction failed after context overflow: no summary model"}, ReasonNone},
+	{"prompt too large for this model is not overflow", Failure{Message: "prompt too large for this model"}, ReasonNone},
+	{"the free-text headline Context window exceeded is not overflow", Failure{Message: "Context window exceeded: asked for 9000 tokens"}, ReasonNone},
+	{"a TPM ceiling is a rate limit", Failure{Status: 429, Message: "Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 45000."}, ReasonRateLimit},
+	{"too many tokens inside a rate-limit text is a rate limit", Failure{Message: "too many tokens in the request: rate limit exceeded"}, ReasonRateLimit},
+	{"the window stated against what you requested is not overflow", Failure{Message: "Model context window is 128k tokens, you requested 256k tokens"}, ReasonNone},
+	{"a request over an upload limit is not overflow", Failure{Message: "request size exceeds upload limit"}, ReasonNone},
+	{"max_tokens over the output maximum is format", Failure{Status: 400, Message: "max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for claude-opus-4"}, ReasonFormat},
+	{"max_new_tokens over its bound is format", Failure{Status: 422, Message: "Input validation error: `max_new_tokens` must be <= 2048. Given: 4096"}, ReasonFormat},
+	{"a file over the maximum allowed file size is format", Failure{Status: 400, Message: "The request exceeds the maximum allowed file size"}, ReasonFormat},
+	{"a number bound without tokens is format", Failure{Status: 422, Message: "Input validation error: `temperature` must be at most 2"}, ReasonFormat},
+	{"a context deadline is a timeout", Failure{Message: "request failed: context deadline exceeded"}, ReasonTimeout},
+}
+
+// Issue 20, item 2: context overflow is read by meaning, not by phrase.
+func TestContextOverflowByMeaning(t *testing.T) {
+	runClassifyCases(t, overflowCases)
+	runClassifyCases(t, notOverflowCases)
+}
+
+var leadingStatusCases = []classifyCase{
+	{"a text starting with 401 is auth", Failure{Message: "401 Unauthorized"}, ReasonAuth},
+	{"a leading 401 beats other words", Failure{Message: "Error: 401 model not found"}, ReasonAuth},
+	{"HTTP 403 with words of a session is auth", Failure{Message: "HTTP 403: your session expired"}, ReasonAuth},
+	{"a leading 403 whose words speak of money is billing", Failure{Message: "403 Forbidden: insufficient credits"}, ReasonBilling},
+	{"a leading 401 whose words say revoked is auth_permanent", Failure{Message: "Error: HTTP 401: API key revoked"}, ReasonAuthPermanent},
+	{"a leading 402 before a credit word is billing", Failure{Message: "402 You have run out of credits"}, ReasonBilling},
+	{"a leading 402 before a plan limit is billing", Failure{Message: "Error: 402 plan limit reached"}, ReasonBilling},
+	{"a leading 402 before a weekly usage limit is rate_limit", Failure{Message: "402 weekly usage limit reached, try again Monday"}, ReasonRateLimit},
+	{"402 parcels delivered stays prose", Failure{Message: "402 parcels delivered"}, ReasonNone},
+	{"402 records processed stays prose", Failure{Message: "402 records processed"}, ReasonNone},
+	{"a status in the middle of a sentence is not read", Failure{Message: "Room 503 is booked"}, ReasonNone},
+	{"a longer number is not a status", Failure{Message: "4010 tokens processed"}, ReasonNone},
+	{"a leading 503 counts when the words say nothing", Failure{Message: "503 upstream hiccup"}, ReasonTimeout},
+	// Inside the 402 rule, a periodic limit is temporary only as usage or spend, or with a reset.
+	{"HTTP 402: a monthly limit exhausted is billing", Failure{Message: "HTTP 402: monthly limit exhausted"}, ReasonBilling},
+	{"a 402 monthly limit exhausted is billing", Failure{Status: 402, Message: "monthly limit exhausted"}, ReasonBilling},
+	{"HTTP 402: a monthly limit with a reset is rate_limit", Failure{Message: "HTTP 402: monthly limit reached, resets on the 1st"}, ReasonRateLimit},
+	{"a 402 daily spend limit is rate_limit", Failure{Status: 402, Message: "daily spend limit reached"}, ReasonRateLimit},
+	{"a 402 weekly usage limit is rate_limit", Failure{Status: 402, Message: "weekly usage limit exhausted"}, ReasonRateLimit},
+	{"a weekly limit with no status stays rate_limit", Failure{Message: "weekly limit reached"}, ReasonRateLimit},
+}
+
+// Issue 20, item 3: a status at the start of a text that came without one.
+func TestClassifyStatusAtTheStartOfTheText(t *testing.T) {
+	runClassifyCases(t, leadingStatusCases)
+}
+
+var quotaAt429Cases = []classifyCase{
+	{"a quota exceeded is rate_limit though the code says insufficient_quota", Failure{Status: 429, Code: "insufficient_quota", Message: "You exceeded your current quota, please check your plan and billing details."}, ReasonRateLimit},
+	{"an allotment used up is rate_limit though the type says insufficient_quota", Failure{Status: 429, Type: "insufficient_quota", Message: "You have exceeded your monthly allotment of requests"}, ReasonRateLimit},
+	{"Google's quota exceeded is rate_limit", Failure{Status: 429, Message: "Quota exceeded for quota metric 'Generate Content API requests per minute'"}, ReasonRateLimit},
+	{"a 429 that speaks of balance is billing", Failure{Status: 429, Message: "Insufficient account balance"}, ReasonBilling},
+	{"a 429 that speaks of credits is billing", Failure{Status: 429, Message: "Your credit balance is too low"}, ReasonBilling},
+	{"a 429 that speaks of payment is billing", Failure{Status: 429, Message: "Payment required to continue"}, ReasonBilling},
+	{"a 429 asking for extra usage is billing", Failure{Status: 429, Message: "Extra usage is required for long context requests"}, ReasonBilling},
+	{"a billing code alone is billing", Failure{Status: 429, Code: "insufficient_quota"}, ReasonBilling},
+	{"a billing type alone is billing", Failure{Status: 429, Type: "insufficient_quota"}, ReasonBilling},
+	{"a billing code under words that say nothing is billing", Failure{Status: 429, Code: "insufficient_quota", Message: "Something went wrong"}, ReasonBilling},
+	{"a billing code under words of a rate limit is rate_limit", Failure{Status: 429, Code: "insufficient_quota", Message: "Too Many Requests"}, ReasonRateLimit},
+	{"a leading 429 whose words speak of money is billing", Failure{Message: "429: insufficient credits, please top up"}, ReasonBilling},
+	{"a leading 429 with a quota text is rate_limit", Failure{Message: "429 insufficient_quota: You exceeded your current quota"}, ReasonRateLimit},
+}
+
+// Issue 20, item 4: at 429 the message decides before the code.
+func TestClassify429MessageBeforeCode(t *testing.T) {
+	runClassifyCases(t, quotaAt429Cases)
+}
+
+// page is a gateway's HTML page whose words must not be read.
+const page = "<!DOCTYPE html><html><head><title>Service Unavailable</title></head><body>insufficient credits, rate limit, overloaded</body></html>"
+
+var wrapperCases = []classifyCase{
+	// A JSON error object after a status or wrapper prefix is read like a body.
+	{"an object after a status is read, message first", Failure{Message: `400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`}, ReasonContextOverflow},
+	{"an object after Error: and a status", Failure{Message: `Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, ReasonOverloaded},
+	{"an object after API Error: with an auth message", Failure{Message: `API Error: 401 {"error":{"message":"Invalid API key","type":"authentication_error"}}`}, ReasonAuth},
+	{"an object whose message is empty is read by its type", Failure{Message: `429 {"error":{"message":"","type":"rate_limit_error"}}`}, ReasonRateLimit},
+	{"text after the object is ignored", Failure{Message: `HTTP 500: {"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}} (request id abc)`}, ReasonTimeout},
+	{"the object's message decides over its type", Failure{Status: 400, Message: `{"error":{"type":"invalid_request_error","message":"Your credit balance is too low"}}`}, ReasonBilling},
+	// An HTML page is not read for words: its status decides.
+	{"a 502 page is timeout", Failure{Status: 502, Message: "<html><head><title>502 Bad Gateway</title></head></html>"}, ReasonTimeout},
+	{"a 503 page is timeout, not overloaded", Failure{Status: 503, Message: page}, ReasonTimeout},
+	{"a 499 page is timeout", Failure{Status: 499, Body: page}, ReasonTimeout},
+	{"a 401 page is auth", Failure{Status: 401, Message: page}, ReasonAuth},
+	{"a 403 page is auth, whatever it says of credits", Failure{Status: 403, Message: page}, ReasonAuth},
+	{"a 407 page is auth", Failure{Status: 407, Message: page}, ReasonAuth},
+	{"a 429 page is rate_limit, whatever it says of credits", Failure{Status: 429, Message: page}, ReasonRateLimit},
+	{"a 402 page is billing", Failure{Status: 402, Message: page}, ReasonBilling},
+	{"a page with no status is no signal", Failure{Message: page}, ReasonNone},
+	{"a page after a status in the text", Failure{Message: "502 " + page}, ReasonTimeout},
+	{"a page in the body under a plain message reads the message", Failure{Status: 500, Message: "insufficient credits", Body: page}, ReasonBilling},
+	// A 400/422 that is only a wrapper and a no-body phrase is no signal.
+	{"Error: HTTP 422: No response body is no signal", Failure{Message: "Error: HTTP 422: No response body"}, ReasonNone},
+	{"400 status code (no body) is no signal", Failure{Status: 400, Message: "400 status code (no body)"}, ReasonNone},
+	{"a bare status line is no signal", Failure{Status: 422, Message: "Request failed with status code 422"}, ReasonNone},
+	{"400 Bad Request says more than a wrapper: format", Failure{Status: 400, Message: "400 Bad Request"}, ReasonFormat},
+	// Under 400/422 a server-error reading does not count.
+	{"a 400 whose words say internal server error is format", Failure{Status: 400, Message: "Internal server error"}, ReasonFormat},
+	{"a 422 with an api_error body is format", Failure{Status: 422, Message: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`}, ReasonFormat},
+	{"a 400 finished with an error stop reason is format", Failure{Status: 400, Message: "finish_reason: error"}, ReasonFormat},
+	{"a 400 that timed out keeps timeout", Failure{Status: 400, Message: "Request timed out"}, ReasonTimeout},
+	// api_error is a server error only with a transient phrase.
+	{"api_error with a transient phrase is a server error", Failure{Message: `{"type":"error","error":{"type":"api_error","message":"backend error"}}`}, ReasonTimeout},
+	{"api_error type with an unexpected error is a server error", Failure{Type: "api_error", Message: "An unexpected error occurred"}, ReasonTimeout},
+	{"api_error without a transient phrase is no signal", Failure{Message: `{"type":"error","error":{"type":"api_error","message":"Something went wrong with your tool input"}}`}, ReasonNone},
+	{"api_error type alone is no signal", Failure{Type: "api_error"}, ReasonNone},
+	// The RPC status INTERNAL with code 500, in any order, spacing or quoting.
+	{"code before status, JSON", Failure{Message: `{"error":{"code":500,"message":"oops","status":"INTERNAL"}}`}, ReasonTimeout},
+	{"status before code, prose", Failure{Message: "got status: INTERNAL. code: 500"}, ReasonTimeout},
+	{"single quotes and equals signs", Failure{Message: "status = 'INTERNAL', code = 500"}, ReasonTimeout},
+	{"no spaces", Failure{Message: "code:500 status:INTERNAL"}, ReasonTimeout},
+	{"INTERNAL without code 500 is no signal", Failure{Message: `{"status":"INTERNAL","code":13}`}, ReasonNone},
+	{"code 500 without INTERNAL is no signal", Failure{Message: "the job ended with exit code 500"}, ReasonNone},
+	{"INTERNAL with code 500 under a 400 is format", Failure{Status: 400, Message: `{"error":{"code":500,"status":"INTERNAL"}}`}, ReasonFormat},
+}
+
+// Issue 20, item 5: wrappers and pages.
+func TestClassifyWrappersAndPages(t *testing.T) {
+	runClassifyCases(t, wrapperCases)
+}
+
+var familyCases = []classifyCase{
+	// insufficient <a few words> balance: billing.
+	{"insufficient account balance", Failure{Message: "Insufficient account balance"}, ReasonBilling},
+	{"insufficient balance with three words between", Failure{Message: "insufficient USD or DIEM balance"}, ReasonBilling},
+	{"insufficient prepaid credit balance", Failure{Message: "Error: insufficient prepaid credit balance for this request"}, ReasonBilling},
+	{"a balance that is insufficient", Failure{Message: "Your balance is insufficient, please recharge"}, ReasonBilling},
+	{"insufficient permissions to view a balance is auth", Failure{Message: "insufficient permissions to view the balance"}, ReasonAuth},
+	// The current access key banned, Chinese, either order: auth.
+	{"the current AK made banned requests and is forbidden", Failure{Message: "当前AK存在违规请求，已被禁止访问"}, ReasonAuth},
+	{"forbidden first, then the current AK", Failure{Message: "禁止访问：当前 AK 存在违规请求"}, ReasonAuth},
+	{"CE-011", Failure{Message: "CE-011: request rejected"}, ReasonAuth},
+	{"too-frequent requests are a rate limit, not a ban", Failure{Message: "当前请求过于频繁"}, ReasonRateLimit},
+	{"forbidden alone is no ban", Failure{Message: "禁止访问该资源"}, ReasonNone},
+	// The Claude CLI's login words: auth, for that provider only.
+	{"claude-cli not logged in", Failure{Provider: "claude-cli", Message: "Not logged in · Please run /login"}, ReasonAuth},
+	{"claude-cli OAuth refresh failed", Failure{Provider: "claude-cli", Message: "Failed to authenticate: OAuth session expired and could not be refreshed"}, ReasonAuth},
+	{"not logged in elsewhere is no signal", Failure{Provider: "anthropic", Message: "Not logged in · Please run /login"}, ReasonNone},
+	{"an expired OAuth session elsewhere is the session's", Failure{Provider: "anthropic", Message: "Failed to authenticate: OAuth session expired and could not be refreshed"}, ReasonSessionExpired},
+	// thinking with an invalid or expired signature, any word order: format, before auth's "expired".
+	{"an invalid signature in a thinking block", Failure{Message: "messages.1.content.0: Invalid `signature` in `thinking` block"}, ReasonFormat},
+	{"thinking before an invalid signature", Failure{Message: "thinking block has an invalid signature"}, ReasonFormat},
+	{"a thinking signature that expired", Failure{Message: "The signature of the thinking block has expired"}, ReasonFormat},
+	{"a redacted thinking signature that expired", Failure{Message: "redacted_thinking: signature expired"}, ReasonFormat},
+	{"an expired signature without thinking is auth", Failure{Message: "Request signature expired"}, ReasonAuth},
+	{"thinking without a bad signature is no signal", Failure{Message: "thinking blocks cannot be modified"}, ReasonNone},
+}
+
+// Issue 20, item 6: families the spec lists, beyond one literal each.
+func TestClassifyFamilies(t *testing.T) {
+	runClassifyCases(t, familyCases)
+}
+
+// allRuleCases is every row of the rule tables, the fuzz target's seeds among them.
+func allRuleCases() []classifyCase {
+	var all []classifyCase
+	for _, table := range [][]classifyCase{precedenceCases, overflowCases, notOverflowCases, leadingStatusCases,
+		quotaAt429Cases, wrapperCases, familyCases} {
+		all = append(all, table...)
+	}
+	return all
+}

@@ -1,0 +1,49 @@
+package policy
+
+import "strings"
+
+// Mid-stream faults: what happens when a stream fails after some of the answer already reached
+// the caller (issue: live streaming). Before the first byte a failover is invisible; after it the
+// caller has seen part of an answer, and baton either continues it on the next candidate or says
+// plainly that it ended.
+
+// Modes of streaming.midStream.
+const (
+	MidStreamContinue = "continue" // the next candidate continues the answer (a prefill)
+	MidStreamError    = "error"    // the caller's stream ends with an explicit error
+)
+
+// Streaming is streaming.* in the config.
+type Streaming struct {
+	MidStream string `json:"midStream,omitempty"` // "" is MidStreamContinue
+}
+
+// What a reply does after a failed attempt, given what of it reached the caller.
+const (
+	AfterFaultFailover = ""         // nothing reached the caller: fail over as ever
+	AfterFaultContinue = "continue" // keep what the caller has; the next candidate continues it
+	AfterFaultStop     = "stop"     // end the reply: the caller's stream ends with an error
+)
+
+// MidStreamAction decides what a failed attempt means for the answer the caller already holds:
+// delivered is whether this attempt's content reached a live caller, partial the text of it.
+func MidStreamAction(mode string, delivered bool, partial string, toolCallsDelivered int) string {
+	if !delivered || (partial == "" && toolCallsDelivered == 0) {
+		return AfterFaultFailover
+	}
+	if mode == MidStreamError || toolCallsDelivered > 0 {
+		// A tool call the caller already holds cannot be taken back or continued.
+		return AfterFaultStop
+	}
+	return AfterFaultContinue
+}
+
+// ContinuationText is a continuation's text as the caller should see it after prefill: a
+// prefill ending in whitespace was sent trimmed (Anthropic refuses trailing whitespace), so the
+// model may start with the whitespace the caller already has; it is dropped.
+func ContinuationText(prefill, text string) string {
+	if prefill != "" && strings.TrimRight(prefill, " \t\r\n") != prefill {
+		return strings.TrimLeft(text, " \t\r\n")
+	}
+	return text
+}

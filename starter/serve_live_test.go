@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/testsuite/fakeprovider"
+	"github.com/openai/openai-go/v3"
+)
+
+// liveWorld is serve with its own worker for the attempts of its callers, as `baton serve` runs.
+func newLiveWorld(t *testing.T, config string, rules []fakeprovider.Rule) *turnWorld {
+	t.Helper()
+	w := testsuite.NewWorld(t, config,
+		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-live-a"},
+			{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-live-b"}}, rules)
+	srv := testsuite.SharedServer(t)
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
+	door, err := startLiveDoor(srv.Client(), tq, w.Store, w.Config.Get(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(door.Stop)
+	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config.Get(), timeout: time.Minute, content: w.Store, live: door})
+	t.Cleanup(h.Close)
+	return &turnWorld{World: w, h: h}
+}
+
+const liveConfig = `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}}`
+
+func TestTheFirstTokenReachesTheCallerAsTheProviderSendsIt(t *testing.T) {
+	tw := newLiveWorld(t, liveConfig, []fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{
+		{Text: strings.Repeat("word ", 20), ChunkDelayMs: 100}}}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := tw.openai()
+	s := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "openai/gpt-5",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("count")}})
+	var first time.Time
+	var text strings.Builder
+	for s.Next() {
+		for _, c := range s.Current().Choices {
+			if c.Delta.Content != "" && first.IsZero() {
+				first = time.Now()
+			}
+			text.WriteString(c.Delta.Content)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	call := tw.Fake.Calls()[0]
+	if lag := first.Sub(call.FirstContentAt); call.FirstContentAt.IsZero() || lag > 100*time.Millisecond || lag < 0 {
+		t.Errorf("the first token reached the caller %v after the provider sent it, want within 100 ms", lag)
+	}
+	if first.After(call.EndedAt) || call.EndedAt.Sub(first) < time.Second {
+		t.Errorf("the first token arrived at %v, the provider's 2 s answer ended at %v: not live", first, call.EndedAt)
+	}
+	if text.String() != strings.Repeat("word ", 20) {
+		t.Errorf("answer %q", text.String())
+	}
+}
+
+// cut is an answer cut after its third word, mid-stream.
+func cut() fakeprovider.Response {
+	n := 3
+	return fakeprovider.Response{Text: "The quick brown fox jumps over the lazy dog.", CutAfterChunks: &n}
+}
+
+func TestAStreamCutMidAnswerContinuesOnTheFallback(t *testing.T) {
+	rules := []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{cut()}},
+		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "fox jumps over the lazy dog."}}},
+	}
+	const whole = "The quick brown fox jumps over the lazy dog."
+	t.Run("OpenAI caller", func(t *testing.T) {
+		tw := newLiveWorld(t, liveConfig, rules)
+		msg, finish, _ := complete(t, tw.openai(), openai.ChatCompletionNewParams{Model: "openai/gpt-5",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("a pangram")}}, true)
+		if msg.Content != whole || finish != "stop" {
+			t.Errorf("the caller got %q (%s), want the whole answer once", msg.Content, finish)
+		}
+		// The fallback was asked to continue what the caller already had.
+		var sent struct {
+			Messages []struct {
+				Role    string
+				Content json.RawMessage
+			}
+		}
+		_ = json.Unmarshal(tw.Fake.Calls()[len(tw.Fake.Calls())-1].Body, &sent)
+		last := sent.Messages[len(sent.Messages)-1]
+		if last.Role != "assistant" || !strings.Contains(string(last.Content), "The quick brown") {
+			t.Errorf("the fallback's prefill: %+v", sent.Messages)
+		}
+	})
+	t.Run("Anthropic caller", func(t *testing.T) {
+		tw := newLiveWorld(t, liveConfig, rules)
+		m := completeAnthropicWith(t, tw.anthropic(), anthropic.MessageNewParams{Model: "openai/gpt-5", MaxTokens: 100,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("a pangram"))}}, true)
+		if len(m.Content) != 1 || m.Content[0].Text != whole || m.StopReason != "end_turn" {
+			t.Errorf("the caller got %+v (%s)", m.Content, m.StopReason)
+		}
+	})
+	t.Run("the durable result is the whole answer, its attempts record the continuation", func(t *testing.T) {
+		tw := newLiveWorld(t, liveConfig, rules)
+		resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+		if resp.StatusCode != 200 || !strings.Contains(body, "[DONE]") {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		if resp.Trailer.Get("x-baton-attempts") != "2" {
+			t.Errorf("trailers %v", resp.Trailer)
+		}
+		var res policy.ReplyResult
+		run := testsuite.SharedServer(t).Client().GetWorkflow(context.Background(), resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id"))
+		if err := run.Get(context.Background(), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Text != whole || len(res.Attempts) != 2 || res.Attempts[0].Result != policy.ResultFailed || !res.Attempts[1].Continues {
+			t.Errorf("result %q, attempts %+v", res.Text, res.Attempts)
+		}
+	})
+}
+
+func TestStreamErrorModeEndsTheCallersStreamWithAnError(t *testing.T) {
+	tw := newLiveWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}, streaming: {midStream: "error"}}`,
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{cut()}}})
+	resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"content":"The "`) || !strings.Contains(body, `data: {"error":`) ||
+		strings.Contains(body, "data: [DONE]") || strings.Contains(body, `"finish_reason":"stop"`) {
+		t.Errorf("OpenAI stream: %d\n%s", resp.StatusCode, body)
+	}
+	resp, body = post(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"text":"The "`) || !strings.Contains(body, "event: error") || strings.Contains(body, "event: message_stop") {
+		t.Errorf("Anthropic stream: %d\n%s", resp.StatusCode, body)
+	}
+	for _, c := range tw.Fake.Calls() {
+		if c.Provider == "anthropic" {
+			t.Errorf("error mode must not go on to the fallback: %+v", c)
+		}
+	}
+}
+
+func TestACallerWhoHangsUpAbortsTheReply(t *testing.T) {
+	stallAfter := 1
+	tw := newLiveWorld(t, liveConfig, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Status: 400, Body: `{"error":{"message":"model gpt-5 does not exist","code":"model_not_found"}}`}}},
+		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "slowly and then never", StallAfterChunks: &stallAfter, StallMs: 60000}}},
+	})
+	before, _ := tw.Store.ListProfiles(context.Background(), "main")
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, tw.h.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"agent:main","user":"hangup","stream":true,"messages":[{"role":"user","content":"x"}]}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read until the fallback's first word, then hang up.
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "slowly") {
+	}
+	sess, _ := tw.Store.GetSession(context.Background(), "hangup")
+	if sess.Model.ModelOverride != "claude" {
+		t.Fatalf("the fallback override was not written before the fallback streamed: %+v", sess.Model)
+	}
+	hungUp := time.Now()
+	cancel()
+	resp.Body.Close()
+	id, runID := resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id")
+	err = testsuite.SharedServer(t).Client().GetWorkflow(context.Background(), id, runID).Get(context.Background(), nil)
+	if !strings.Contains(err.Error(), policy.ErrAborted) {
+		t.Errorf("the reply ended with %v, want AbortedError", err)
+	}
+	var ended time.Time
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if ended = tw.Fake.Calls()[1].EndedAt; !ended.IsZero() {
+			break
+		}
+	}
+	if ended.IsZero() || ended.Sub(hungUp) > time.Second {
+		t.Errorf("the provider connection closed %v after the caller hung up, want within 1 s", ended.Sub(hungUp))
+	}
+	sess, _ = tw.Store.GetSession(context.Background(), "hangup")
+	if sess.Model.ModelOverride != "" {
+		t.Errorf("the override written for the aborted attempt stayed: %+v", sess.Model)
+	}
+	after, _ := tw.Store.ListProfiles(context.Background(), "main")
+	statsOf := func(ps []store.Profile) policy.ProfileStats {
+		for _, p := range ps {
+			if p.ID == "anthropic:default" {
+				return p.Stats
+			}
+		}
+		return policy.ProfileStats{}
+	}
+	if b, a := statsOf(before), statsOf(after); !reflect.DeepEqual(b, a) {
+		t.Errorf("the aborted call changed usage stats: %+v -> %+v", b, a)
+	}
+	if n := len(tw.Fake.Calls()); n != 2 {
+		t.Errorf("%d provider calls, want 2: nothing is tried after an abort", n)
+	}
+}
+
+func TestAModelSwitchDuringAReplyFromServeRestartsWithTheUsersChoice(t *testing.T) {
+	tw := newLiveWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}}`, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai", Model: "gpt-5"}, Respond: []fakeprovider.Response{{DelayMs: 1500, Status: 500, Body: `{"error":{"message":"boom"}}`}}},
+		{Match: fakeprovider.Match{Provider: "openai", Model: "gpt-5-mini"}, Respond: []fakeprovider.Response{{Text: "from the user's choice"}}},
+	})
+	srv := testsuite.SharedServer(t)
+	done := make(chan string, 1)
+	go func() {
+		_, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"agent:main","user":"sw","messages":[{"role":"user","content":"x"}]}`, nil)
+		done <- body
+	}()
+	for deadline := time.Now().Add(20 * time.Second); len(tw.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no provider call")
+		}
+	}
+	code, _, stderr := baton(t, "session", "model", "sw", "openai/gpt-5-mini", "--store", tw.StoreURL, "--address", srv.HostPort(),
+		"--task-queue", tw.h.Config.Handler.(*server).taskQueue)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	body := <-done
+	if !strings.Contains(body, "from the user's choice") || !strings.Contains(body, `"model":"openai/gpt-5-mini"`) {
+		t.Errorf("serve answered %s", body)
+	}
+}
