@@ -305,7 +305,10 @@ func (a *Activities) EndTurn(ctx context.Context, e policy.TurnEnd) error {
 		}
 		if e.Notice != nil {
 			s.Notice = *e.Notice
-			s.FallbackReason = e.FallbackReason
+			// A sticky turn on the fallback says no new reason: the one that moved the session stands.
+			if e.FallbackReason != "" || e.Notice.Active == "" {
+				s.FallbackReason = e.FallbackReason
+			}
 		}
 		if e.Reprobed {
 			s.LastReprobeAt = e.At
@@ -374,7 +377,7 @@ func (s *deltaSink) send(d provider.Delta) {
 		}
 		s.started = true
 	}
-	if !s.stream.Send(live.Delta{Text: d.Text, Reasoning: d.Reasoning, ToolCall: d.ToolCall, Model: s.model}) {
+	if !s.stream.Send(live.Delta{Text: d.Text, Reasoning: d.Reasoning, ToolCall: d.ToolCall, ReasoningPart: d.ReasoningPart, Model: s.model}) {
 		return
 	}
 	s.delivered = true

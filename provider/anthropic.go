@@ -728,6 +728,10 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 				em.emitReasoning(piece)
 			}
 		case "content_block_stop":
+			if b := byIndex[ev.Index]; b != nil && (b.kind == "thinking" || b.kind == "redacted_thinking") {
+				// Whole, with its signature: a caller of the Anthropic wire can send it back.
+				em.emitReasoningPart(policy.Part{Type: policy.PartReasoning, Text: b.text.String(), Signature: b.signature, Redacted: b.data})
+			}
 			out.stop(byIndex[ev.Index])
 		case "message_delta":
 			if ev.Delta.StopReason != "" {

@@ -121,6 +121,9 @@ type Delta struct {
 	Text      string           // answer text
 	Reasoning string           // reasoning (thinking) text
 	ToolCall  *policy.ToolCall // a complete tool call: final id, name and arguments
+	// ReasoningPart is a whole Anthropic thinking block (with its signature, or redacted) at its
+	// end, after its Reasoning deltas.
+	ReasoningPart *policy.Part
 }
 
 // Response is a complete answer.
@@ -307,6 +310,12 @@ func (e *emitter) emitText(s string) {
 func (e *emitter) emitReasoning(s string) {
 	if s != "" && e.on != nil {
 		e.on(Delta{Reasoning: s})
+	}
+}
+
+func (e *emitter) emitReasoningPart(p policy.Part) {
+	if e.on != nil {
+		e.on(Delta{ReasoningPart: &p})
 	}
 }
 

@@ -31,6 +31,8 @@ func (s seen) String() string {
 		return "call " + s.ToolCall.ID + " " + s.ToolCall.Name + " " + s.ToolCall.Arguments
 	case s.Reasoning != "":
 		return "reasoning " + s.Reasoning
+	case s.ReasoningPart != nil:
+		return "thinking block " + s.ReasoningPart.Text + " signed " + s.ReasoningPart.Signature
 	}
 	return "text " + s.Text
 }
@@ -46,7 +48,7 @@ func stream(t *testing.T, api, sse string, turn policy.Turn, prefill string) (pr
 	req.OnChunk = func() { chunks++ }
 	req.OnDelta = func(d provider.Delta) {
 		n := 0
-		for _, set := range []bool{d.Text != "", d.Reasoning != "", d.ToolCall != nil} {
+		for _, set := range []bool{d.Text != "", d.Reasoning != "", d.ToolCall != nil, d.ReasoningPart != nil} {
 			if set {
 				n++
 			}
@@ -135,8 +137,8 @@ func TestOnDeltaHandsOutTheAnswerAsItStreams(t *testing.T) {
 			`{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_b","name":"g","input":{"b":2}}}`,
 			`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}`,
 			`{"type":"message_stop"}`),
-			[]string{"reasoning think", "reasoning ing", "text Hel", "text lo", `call toolu_a f {"a":1}`, `call toolu_b g {"b":2}`},
-			[]int{3, 4, 7, 8, 13, 16}},
+			[]string{"reasoning think", "reasoning ing", "thinking block thinking signed s", "text Hel", "text lo", `call toolu_a f {"a":1}`, `call toolu_b g {"b":2}`},
+			[]int{3, 4, 6, 7, 8, 13, 16}},
 	}
 	for _, c := range cases {
 		t.Run(c.api, func(t *testing.T) {

@@ -2,7 +2,7 @@
 # make demo: a real Temporal server, a baton worker, the fake model provider scripted with an
 # outage of the primary model, and replies that fail over through it; then the Web UI.
 # BATON_DEMO_PORT moves the server (default 7233; the Web UI is on port + 1000, the fake
-# provider on port + 2000).
+# provider on port + 2000, baton serve and its operator page on port + 3000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -47,6 +47,10 @@ echo "== Starting baton-worker on task queue ${BATON_TASK_QUEUE:-baton} (log: $d
 bin/baton-worker >"$dir/worker.log" 2>&1 &
 pids+=("$!")
 bin/baton ping --timeout 60s
+serve=127.0.0.1:$((port + 3000))
+BATON_WEB_UI=http://127.0.0.1:$ui_port bin/baton serve --listen "$serve" >"$dir/serve.log" 2>&1 &
+pids+=("$!")
+echo "== baton serve on http://$serve/v1; the operator page: http://$serve/ui/ (open it now: the outage happens on it)"
 
 echo
 echo "== A reply in session 'demo': the primary fails, a key rotation fails, the fallback answers"

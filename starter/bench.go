@@ -54,7 +54,12 @@ func runBench(ctx context.Context, args []string, out, errOut io.Writer) int {
 	if *asJSON {
 		table = errOut
 	}
-	res, err := bench.Run(ctx, bench.Options{ServerBin: server, WorkerBin: worker, Latency: *latency, Samples: *samples,
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(errOut, "baton bench: finding this binary (for baton serve): %v\n", err)
+		return exitFailure
+	}
+	res, err := bench.Run(ctx, bench.Options{ServerBin: server, WorkerBin: worker, BatonBin: self, Latency: *latency, Samples: *samples,
 		InFlight: *inFlight, Outage: *outage, OutageEvery: *every, FirstTokenTimeout: *firstToken, Progress: errOut})
 	if err != nil {
 		fmt.Fprintf(errOut, "baton bench: %v\n", err)

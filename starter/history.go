@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/internal/registry"
 	historypb "go.temporal.io/api/history/v1"
@@ -118,13 +120,14 @@ func runReplay(ctx context.Context, args []string, out, errOut io.Writer) int {
 	return 0
 }
 
-// runExplain prints a reply's failover timeline.
+// runExplain prints a reply's failover timeline, and with --svg draws it.
 func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	var tf temporalFlags
 	tf.register(fs)
 	runID := fs.String("run-id", "", "run id (default: the latest run)")
 	asJSON := fs.Bool("json", false, "print the timeline as JSON")
+	svgOut := fs.String("svg", "", "also write the timeline as a picture (SVG) to this file, e.g. for an incident report")
 	set, code, ok := parseFlags(fs, args, errOut)
 	if !ok {
 		return code
@@ -137,15 +140,35 @@ func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton explain: %v\n", err)
 		return exitUsage
 	}
+	if set["svg"] && (*svgOut == "" || strings.HasSuffix(*svgOut, string(os.PathSeparator))) {
+		fmt.Fprintf(errOut, "baton explain: --svg: want a file name, got %q\n", *svgOut)
+		return exitUsage
+	}
+	// An encrypted history is read with the same key as the worker's (BATON_PAYLOAD_KEY).
+	dc, err := codec.DataConverter(os.Getenv(codec.EnvKey))
+	if err != nil {
+		fmt.Fprintf(errOut, "baton explain: %s: %v\n", codec.EnvKey, err)
+		return exitUsage
+	}
 	h, err := loadHistory(ctx, tf, fs.Arg(0), *runID)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton explain: %v\n", err)
 		return exitFailure
 	}
-	tl, err := history.Explain(h)
+	tl, err := history.ExplainWith(h, history.Options{DataConverter: dc})
 	if err != nil {
 		fmt.Fprintf(errOut, "baton explain: %s: %v\n", fs.Arg(0), err)
 		return exitFailure
+	}
+	if tl.Unreadable != "" {
+		fmt.Fprintf(errOut, "baton explain: %s: %s\n", fs.Arg(0), tl.Unreadable)
+	}
+	if *svgOut != "" {
+		if err := writeFileAtomic(*svgOut, history.RenderSVG(tl, history.SVGOptions{List: true})); err != nil {
+			fmt.Fprintf(errOut, "baton explain: --svg %s: %v\n", *svgOut, err)
+			return exitFailure
+		}
+		fmt.Fprintf(errOut, "baton explain: the timeline's picture is in %s\n", *svgOut)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(out)
@@ -176,10 +199,35 @@ func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
 	switch {
 	case tl.Served != nil:
 		fmt.Fprintf(out, "result: answered by %s/%s with %s\n", tl.Served.Provider, tl.Served.Model, tl.Served.Profile)
-	case tl.Error != "":
+	case tl.Error != "" && tl.ErrorType != "":
 		fmt.Fprintf(out, "result: %s: %s\n", tl.ErrorType, tl.Error)
+	case tl.Error != "":
+		fmt.Fprintf(out, "result: %s: %s\n", tl.Result, tl.Error)
+	case tl.NextRunID != "":
+		fmt.Fprintf(out, "result: restarted as run %s\n", tl.NextRunID)
 	default:
 		fmt.Fprintf(out, "result: %s\n", tl.Result)
 	}
 	return 0
+}
+
+// writeFileAtomic writes data to path whole or not at all: a temporary file beside it, renamed.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // after a successful rename there is nothing left to remove
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

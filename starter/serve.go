@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/live"
+	"github.com/batonhq/baton/internal/ui"
 	"github.com/batonhq/baton/internal/wire"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
@@ -36,6 +37,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	configPath := fs.String("config", os.Getenv("BATON_CONFIG"), "OpenClaw-shaped config, for GET /v1/models (env BATON_CONFIG)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest a request waits for its reply")
 	storeURL := storeFlag(fs)
+	webUI := fs.String("web-ui", os.Getenv("BATON_WEB_UI"), "the Temporal Web UI's base URL, for the operator page's links (env BATON_WEB_UI)")
 	set, code, ok := parseFlags(fs, args, errOut)
 	if !ok {
 		return code
@@ -93,10 +95,16 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton serve: --listen %s: %v\n", *listen, err)
 		return exitFailure
 	}
-	srv := &http.Server{Handler: &server{client: c, taskQueue: tf.TaskQueue, token: token, config: cfg, timeout: *timeout,
-		content: st, maxBody: maxBody, live: door},
-		ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(out, "baton serve: OpenAI- and Anthropic-compatible endpoints on http://%s/v1 (task queue %s)\n", l.Addr(), tf.TaskQueue)
+	api := &server{client: c, taskQueue: tf.TaskQueue, token: token, config: cfg, timeout: *timeout,
+		content: st, maxBody: maxBody, live: door}
+	mux := http.NewServeMux()
+	// The operator page: the same token, as a bearer token or typed once into its sign-in form.
+	mux.Handle(ui.Prefix, ui.RequireToken(token, ui.New(ui.Options{Client: c, Namespace: tf.Namespace, Store: st,
+		Config: func() *policy.Config { return cfg }, WebUIURL: *webUI})))
+	mux.Handle("/", api)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(out, "baton serve: OpenAI- and Anthropic-compatible endpoints on http://%s/v1 (task queue %s); the operator page on http://%s/ui/\n",
+		l.Addr(), tf.TaskQueue, l.Addr())
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -388,7 +396,6 @@ type liveOut struct {
 	w         liveWriter
 	text      strings.Builder
 	toolCalls int
-	reasoning bool
 }
 
 // liveWriter is a wire's stream writer (wire.OpenAIStream, wire.AnthropicStream).
@@ -416,9 +423,22 @@ func (s *server) forward(w http.ResponseWriter, d door, wr wire.Request, runID s
 			out.w.Text(delta.Text)
 			out.text.WriteString(delta.Text)
 		case delta.Reasoning != "":
+			// OpenAI's wire takes reasoning text as it comes; Anthropic's a whole block (below).
 			if r, ok := out.w.(interface{ Reasoning(string) }); ok {
 				r.Reasoning(delta.Reasoning)
-				out.reasoning = true
+			}
+		case delta.ReasoningPart != nil:
+			if r, ok := out.w.(interface {
+				Thinking(string)
+				Signature(string)
+				RedactedThinking(string)
+			}); ok {
+				if p := delta.ReasoningPart; p.Redacted != "" {
+					r.RedactedThinking(p.Redacted)
+				} else {
+					r.Thinking(p.Text)
+					r.Signature(p.Signature)
+				}
 			}
 		case delta.ToolCall != nil:
 			out.w.ToolCall(out.toolCalls, delta.ToolCall.ID, delta.ToolCall.Name)

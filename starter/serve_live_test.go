@@ -238,3 +238,15 @@ func TestAModelSwitchDuringAReplyFromServeRestartsWithTheUsersChoice(t *testing.
 		t.Errorf("serve answered %s", body)
 	}
 }
+
+func TestThinkingStreamsLiveWithItsSignatureToAnAnthropicCaller(t *testing.T) {
+	tw := newLiveWorld(t, `{agents: {defaults: {model: {primary: "anthropic/claude"}}}}`, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Thinking: "six times seven", Signature: "sig-42", Text: "It is 42."}}}})
+	m := completeAnthropicWith(t, tw.anthropic(), anthropic.MessageNewParams{Model: "anthropic/claude", MaxTokens: 2000,
+		Thinking: anthropic.ThinkingConfigParamOfEnabled(1024),
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("6*7?"))}}, true)
+	if len(m.Content) != 2 || m.Content[0].Type != "thinking" || m.Content[0].Thinking != "six times seven" || m.Content[0].Signature != "sig-42" ||
+		m.Content[1].Text != "It is 42." {
+		t.Errorf("content %+v", m.Content)
+	}
+}

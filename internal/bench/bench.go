@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,8 +39,9 @@ import (
 
 // Options size a run. The zero value of a field takes the default the goals are stated for.
 type Options struct {
-	// ServerBin is bin/temporal-dev; WorkerBin is bin/baton-worker.
-	ServerBin, WorkerBin string
+	// ServerBin is bin/temporal-dev; WorkerBin is bin/baton-worker; BatonBin is bin/baton (for
+	// `baton serve`, whose time to first token is measured).
+	ServerBin, WorkerBin, BatonBin string
 	// Latency of every healthy answer of the fake provider (300 ms).
 	Latency time.Duration
 	// Samples of each sequential measurement (20).
@@ -146,7 +148,12 @@ const (
 	profileWin   = "gamma:bench" // every fallback
 	profileDown  = "delta:bench" // down for the whole outage
 	profileMute  = "eps:bench"   // never sends a token
+	agentStream  = "stream"
+	profileLive  = "zeta:bench" // a streamed answer of 20 chunks over 2 s
 )
+
+// The streamed answer of the time-to-first-token phase: 20 chunks, 100 ms apart.
+const streamWords, streamGap = 20, 100 * time.Millisecond
 
 const benchConfig = `{
   agents: {
@@ -156,6 +163,7 @@ const benchConfig = `{
       { id: "failover", model: { primary: "beta/m",  fallbacks: ["gamma/m"] } },
       { id: "outage",   model: { primary: "delta/m", fallbacks: ["gamma/m"] } },
       { id: "silent",   model: { primary: "eps/m",   fallbacks: ["gamma/m"] } },
+      { id: "stream",   model: { primary: "zeta/m" } },
     ],
   },
 }`
@@ -186,8 +194,12 @@ type bench struct {
 	c      client.Client
 	worker *exec.Cmd
 	logf   *os.File
-	raw    map[string]float64
-	seq    int
+	// serve is `baton serve`, at serveURL.
+	serve    *exec.Cmd
+	serveLog *os.File
+	serveURL string
+	raw      map[string]float64
+	seq      int
 	// retriedStarts counts starts sent again under load.
 	retriedStarts atomic.Int64
 }
@@ -207,11 +219,13 @@ func (b *bench) start(ctx context.Context) error {
 			Body: `{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error"}}`}}},
 		// Headers, then never a token: the first-token timeout, not the response timeout.
 		{Match: fakeprovider.Match{Provider: "eps"}, Respond: []fakeprovider.Response{{Text: benchText, StallAfterChunks: new(0), StallMs: int(time.Hour / time.Millisecond)}}},
+		{Match: fakeprovider.Match{Provider: "zeta"}, Respond: []fakeprovider.Response{{Text: strings.Repeat("word ", streamWords),
+			DelayMs: latency, ChunkDelayMs: int(streamGap / time.Millisecond)}}},
 		{Match: fakeprovider.Match{}, Respond: []fakeprovider.Response{ok}},
 	}
 	creds := []store.Credential{}
 	secrets := map[string]string{}
-	for i, id := range []string{profileHappy, profileFail, profileWin, profileDown, profileMute} {
+	for i, id := range []string{profileHappy, profileFail, profileWin, profileDown, profileMute, profileLive} {
 		key := fmt.Sprintf("sk-bench-%d-%d", i, time.Now().UnixNano())
 		creds = append(creds, store.Credential{ID: id, Provider: policy.ProviderOfProfile(id), Type: "api_key", Key: key})
 		secrets[key] = id
@@ -262,6 +276,11 @@ func (b *bench) start(ctx context.Context) error {
 	if err := b.worker.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", b.opts.WorkerBin, err)
 	}
+	if b.opts.BatonBin != "" {
+		if err := b.startServe(ctx, storeURL, configPath); err != nil {
+			return err
+		}
+	}
 	// Ready when it answers a ping.
 	pctx, pcancel := context.WithTimeout(ctx, time.Minute)
 	defer pcancel()
@@ -276,7 +295,93 @@ func (b *bench) start(ctx context.Context) error {
 	return nil
 }
 
+// startServe runs `baton serve` (its own worker makes the attempts of its callers) on a free port.
+func (b *bench) startServe(ctx context.Context, storeURL, configPath string) error {
+	addr, err := testsuite.FreeHostPort()
+	if err != nil {
+		return err
+	}
+	if b.serveLog, err = os.Create(filepath.Join(b.dir, "serve.log")); err != nil {
+		return err
+	}
+	b.serve = exec.Command(b.opts.BatonBin, "serve", "--listen", addr)
+	b.serve.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+b.server.HostPort(), "TEMPORAL_NAMESPACE=default", "BATON_TASK_QUEUE="+taskQueue,
+		"BATON_STORE="+storeURL, "BATON_CONFIG="+configPath, "BATON_PAYLOAD_KEY=", "BATON_SERVE_TOKEN=")
+	b.serve.Stdout, b.serve.Stderr = b.serveLog, b.serveLog
+	b.progress("starting baton serve (%s) on %s", b.opts.BatonBin, addr)
+	if err := b.serve.Start(); err != nil {
+		return fmt.Errorf("starting %s serve: %w", b.opts.BatonBin, err)
+	}
+	b.serveURL = "http://" + addr
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(b.serveURL + "/v1/models"); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("baton serve did not answer on %s:\n%s", addr, tailFile(b.serveLog.Name(), 20))
+		}
+	}
+}
+
+// ttftDirect is the time to the first content delta of the streamed answer, called directly.
+func (b *bench) ttftDirect(ctx context.Context) (time.Duration, error) {
+	cred, err := b.store.Secret(ctx, "main", profileLive)
+	if err != nil {
+		return 0, err
+	}
+	pc := b.config.Providers["zeta"]
+	var first time.Duration
+	start := time.Now()
+	_, err = provider.Complete(ctx, provider.Request{Provider: "zeta", Model: "m", API: pc.API, BaseURL: pc.BaseURL,
+		Credential: provider.Credential{Type: cred.Type, Key: cred.Key}, Turn: policy.TextTurn("count"),
+		OnDelta: func(d provider.Delta) {
+			if d.Text != "" && first == 0 {
+				first = time.Since(start)
+			}
+		}})
+	if err != nil {
+		return 0, fmt.Errorf("direct streamed call: %w", err)
+	}
+	return first, nil
+}
+
+// ttftServe is the time to the first content byte of the same answer through `baton serve`, and
+// the reply's workflow ID and run.
+func (b *bench) ttftServe(ctx context.Context) (time.Duration, string, string, error) {
+	body := `{"model":"agent:stream","stream":true,"messages":[{"role":"user","content":"count"}]}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.serveURL+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		return 0, "", "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer resp.Body.Close()
+	var first time.Duration
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if first == 0 && strings.Contains(sc.Text(), `"content":"word`) {
+			first = time.Since(start)
+		}
+	}
+	if resp.StatusCode != http.StatusOK || first == 0 {
+		return 0, "", "", fmt.Errorf("baton serve answered %d with no content\n%s", resp.StatusCode, tailFile(b.serveLog.Name(), 20))
+	}
+	return first, resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id"), nil
+}
+
 func (b *bench) close() {
+	if b.serve != nil && b.serve.Process != nil {
+		_ = b.serve.Process.Signal(syscall.SIGTERM)
+		_ = b.serve.Wait()
+	}
+	if b.serveLog != nil {
+		b.serveLog.Close()
+	}
 	if b.worker != nil && b.worker.Process != nil {
 		_ = b.worker.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
@@ -388,6 +493,35 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 		silent = max(silent, r.took.Seconds())
 	}
 
+	var ttftFigures []Figure
+	if b.serve != nil {
+		b.progress("time to first token: %d streamed answers (%d chunks over %v) directly and through baton serve", o.Samples, streamWords, streamWords*streamGap)
+		var direct, served []float64
+		var id, runID string
+		for range o.Samples {
+			d, err := b.ttftDirect(ctx)
+			if err != nil {
+				return nil, err
+			}
+			sv, wid, rid, err := b.ttftServe(ctx)
+			if err != nil {
+				return nil, err
+			}
+			direct, served, id, runID = append(direct, ms(d)), append(served, ms(sv)), wid, rid
+		}
+		b.raw["ttft_direct_p50_ms"], b.raw["ttft_serve_p50_ms"] = p(direct, 50), p(served, 50)
+		streamed, err := b.events(ctx, replied{id: id, runID: runID})
+		if err != nil {
+			return nil, err
+		}
+		res.Events["streamed"] = streamed
+		ttftFigures = []Figure{
+			figure("ttft_ratio", b.raw["ttft_serve_p50_ms"]/b.raw["ttft_direct_p50_ms"], "", 1.10, "<=",
+				fmt.Sprintf("p50 time to the first content byte through baton serve (streamed) ÷ direct, on a streamed answer of %d chunks over %v", streamWords, streamWords*streamGap)),
+			figure("events_streamed", float64(len(streamed)), "events", 12, "<=", "history events of a reply streamed live through baton serve"),
+		}
+	}
+
 	b.progress("outage: the primary is down for %v while a reply arrives every %v", o.Outage, o.OutageEvery)
 	primaryCalls, err := b.outage(ctx)
 	if err != nil {
@@ -426,6 +560,7 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 			fmt.Sprintf("p99 reply latency with %d in flight − p50 of a direct call (no goal of its own: reported beside throughput)", o.InFlight)),
 		figure("worker_rss_mb", rss, "MB", 200, "<=", "peak resident memory (VmHWM) of the baton-worker process over the whole run"),
 	}
+	res.Figures = append(res.Figures, ttftFigures...)
 	// p99 overhead has no stated goal; it passes as long as it is measured.
 	for i := range res.Figures {
 		if res.Figures[i].Name == "p99_overhead_ms" {

@@ -23,19 +23,23 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	worker := filepath.Join(t.TempDir(), "baton-worker")
+	worker, baton := filepath.Join(t.TempDir(), "baton-worker"), filepath.Join(t.TempDir(), "baton")
 	if out, err := exec.Command("go", "build", "-o", worker, filepath.Join(root, "worker")).CombinedOutput(); err != nil {
 		t.Fatalf("building the worker: %v\n%s", err, out)
 	}
+	if out, err := exec.Command("go", "build", "-o", baton, filepath.Join(root, "starter")).CombinedOutput(); err != nil {
+		t.Fatalf("building baton: %v\n%s", err, out)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	res, err := bench.Run(ctx, bench.Options{ServerBin: server, WorkerBin: worker, Latency: 50 * time.Millisecond,
+	res, err := bench.Run(ctx, bench.Options{ServerBin: server, WorkerBin: worker, BatonBin: baton, Latency: 50 * time.Millisecond,
 		Samples: 3, InFlight: 20, Outage: 3 * time.Second, FirstTokenTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"happy_ratio": "<=", "failover_ratio": "<=", "outage_primary_attempts": "<=", "silent_failover_s": "<=",
-		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "p99_overhead_ms": "", "worker_rss_mb": "<="}
+		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "p99_overhead_ms": "", "worker_rss_mb": "<=",
+		"ttft_ratio": "<=", "events_streamed": "<="}
 	if len(res.Figures) != len(want) {
 		t.Errorf("%d figures, want %d", len(res.Figures), len(want))
 	}

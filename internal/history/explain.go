@@ -3,8 +3,10 @@ package history
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
 	commonpb "go.temporal.io/api/common/v1"
@@ -15,16 +17,22 @@ import (
 
 // Step is one line of a failover timeline.
 type Step struct {
-	At       time.Time     `json:"at"`
-	Kind     string        `json:"kind"` // attempt | skip | wait | session | switch
-	Model    string        `json:"model,omitempty"`
-	Profile  string        `json:"profile,omitempty"`
-	Outcome  string        `json:"outcome,omitempty"` // succeeded | failed | skipped | switched
-	Reason   policy.Reason `json:"reason,omitempty"`
-	Status   int           `json:"status,omitempty"`
-	Error    string        `json:"error,omitempty"`
-	Wait     time.Duration `json:"wait,omitempty"`
-	Decision string        `json:"decision"` // answer, retry, rotate, advance, skip, probe, wait, write fallback, roll back, switch, stop
+	At time.Time `json:"at"`
+	// Started is when an attempt was scheduled (At is when it ended).
+	Started time.Time     `json:"started,omitzero"`
+	Kind    string        `json:"kind"` // attempt | skip | wait | session | switch
+	Model   string        `json:"model,omitempty"`
+	Profile string        `json:"profile,omitempty"`
+	Outcome string        `json:"outcome,omitempty"` // succeeded | failed | skipped | switched
+	Reason  policy.Reason `json:"reason,omitempty"`
+	Status  int           `json:"status,omitempty"`
+	Error   string        `json:"error,omitempty"`
+	Wait    time.Duration `json:"wait,omitempty"`
+	// WaitFor says what a wait was for: "retry" (a same-candidate retry waiting out a Retry-After
+	// or a backoff), "rotate" (the backoff before rotating past an overload), "cooldown" (a reply
+	// with a wait budget sleeping until a candidate is back).
+	WaitFor  string `json:"waitFor,omitempty"`
+	Decision string `json:"decision"` // answer, retry, rotate, advance, skip, probe, wait, write fallback, roll back, switch, stop
 }
 
 // Timeline is a reply's failover story.
@@ -36,20 +44,45 @@ type Timeline struct {
 	Served     *policy.Served      `json:"served,omitempty"`
 	Error      string              `json:"error,omitempty"`
 	ErrorType  string              `json:"errorType,omitempty"`
-}
-
-var dc = converter.GetDefaultDataConverter()
-
-func decode(p *commonpb.Payloads, v any) error {
-	if p == nil || len(p.GetPayloads()) == 0 {
-		return errors.New("no payload")
-	}
-	return dc.FromPayload(p.GetPayloads()[0], v)
+	// Notices are the failover notices the reply returned.
+	Notices []string `json:"notices,omitempty"`
+	// Start and End are the times of the history's first and last events.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+	// NextRunID is the run this one continued as (a user's /model restarting the reply).
+	NextRunID string `json:"nextRunId,omitempty"`
+	// Unreadable says why the payloads could not be read (encrypted, and no key given).
+	Unreadable string `json:"unreadable,omitempty"`
 }
 
 // Explain reads a Reply history into its timeline: every attempt with its outcome and reason, the
-// waits, the session writes, and the decision each step led to.
-func Explain(h *historypb.History) (*Timeline, error) {
+// waits, the session writes, and the decision each step led to. Payloads are read with the
+// default data converter; see ExplainWith for encrypted histories.
+func Explain(h *historypb.History) (*Timeline, error) { return ExplainWith(h, Options{}) }
+
+// Options tune ExplainWith.
+type Options struct {
+	// DataConverter reads the payloads (nil: the default converter), such as
+	// codec.DataConverter for a history written with BATON_PAYLOAD_KEY.
+	DataConverter converter.DataConverter
+	// Attempts are a running reply's attempts so far (its status query): they place the skips,
+	// which run no activity, that its history cannot show until it ends.
+	Attempts []policy.Attempt
+}
+
+// ExplainWith is Explain with options. An attempt still in flight is a step with outcome
+// "running".
+func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
+	dc := o.DataConverter
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	decode := func(p *commonpb.Payloads, v any) error {
+		if p == nil || len(p.GetPayloads()) == 0 {
+			return errors.New("no payload")
+		}
+		return dc.FromPayload(p.GetPayloads()[0], v)
+	}
 	events := h.GetEvents()
 	if len(events) == 0 {
 		return nil, errors.New("empty history")
@@ -58,23 +91,32 @@ func Explain(h *historypb.History) (*Timeline, error) {
 	if start == nil || start.GetWorkflowType().GetName() != workflows.ReplyWorkflowName {
 		return nil, fmt.Errorf("not a %s workflow history (its first event is %s)", workflows.ReplyWorkflowName, events[0].GetEventType())
 	}
-	tl := &Timeline{WorkflowID: start.GetWorkflowId()}
-	_ = decode(start.GetInput(), &tl.Request)
+	tl := &Timeline{WorkflowID: start.GetWorkflowId(), Start: events[0].GetEventTime().AsTime(),
+		End: events[len(events)-1].GetEventTime().AsTime()}
+	if err := decode(start.GetInput(), &tl.Request); err != nil {
+		if p := start.GetInput().GetPayloads(); len(p) > 0 && string(p[0].GetMetadata()[converter.MetadataEncoding]) == codec.EncodingEncrypted {
+			tl.Unreadable = "the payloads are encrypted and no key was given (BATON_PAYLOAD_KEY): " + err.Error()
+		} else {
+			tl.Unreadable = "the reply's input does not decode: " + err.Error()
+		}
+	}
 
 	type scheduled struct {
 		kind  string
 		input *commonpb.Payloads
+		at    time.Time
 	}
 	pending := map[int64]scheduled{}
 	var attempts []policy.AttemptRequest
 	var outcomes []policy.AttemptOutcome
 	var steps []Step
+	grouped := false // the reply's own attempt list placed the steps (mergeSkips)
 	for _, e := range events {
 		at := e.GetEventTime().AsTime()
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := e.GetActivityTaskScheduledEventAttributes()
-			pending[e.GetEventId()] = scheduled{kind: a.GetActivityType().GetName(), input: a.GetInput()}
+			pending[e.GetEventId()] = scheduled{kind: a.GetActivityType().GetName(), input: a.GetInput(), at: at}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
 			var schedID int64
 			var result *commonpb.Payloads
@@ -87,6 +129,7 @@ func Explain(h *historypb.History) (*Timeline, error) {
 				schedID = e.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
 			}
 			s := pending[schedID]
+			delete(pending, schedID)
 			switch s.kind {
 			case workflows.AttemptActivity:
 				var req policy.AttemptRequest
@@ -98,7 +141,7 @@ func Explain(h *historypb.History) (*Timeline, error) {
 					out = policy.AttemptOutcome{Reason: policy.ReasonTimeout, Error: "the attempt stopped heartbeating"}
 				}
 				attempts, outcomes = append(attempts, req), append(outcomes, out)
-				st := Step{At: at, Kind: "attempt", Model: req.Provider + "/" + req.Model, Profile: req.Profile, Outcome: "failed",
+				st := Step{At: at, Started: s.at, Kind: "attempt", Model: modelOf(req.Provider, req.Model), Profile: req.Profile, Outcome: "failed",
 					Reason: out.Reason, Status: out.Status, Error: out.Error}
 				if out.OK {
 					st.Outcome = "succeeded"
@@ -107,7 +150,7 @@ func Explain(h *historypb.History) (*Timeline, error) {
 			case workflows.WriteFallbackActivity:
 				var w policy.SessionWrite
 				_ = decode(s.input, &w)
-				steps = append(steps, Step{At: at, Kind: "session", Model: w.Next.ProviderOverride + "/" + w.Next.ModelOverride, Decision: "write fallback"})
+				steps = append(steps, Step{At: at, Kind: "session", Model: modelOf(w.Next.ProviderOverride, w.Next.ModelOverride), Decision: "write fallback"})
 			case workflows.RollbackFallbackActivity:
 				steps = append(steps, Step{At: at, Kind: "session", Decision: "roll back"})
 			case workflows.ClaimProbeActivity:
@@ -137,10 +180,19 @@ func Explain(h *historypb.History) (*Timeline, error) {
 			steps = append(steps, Step{At: at, Kind: "wait", Wait: d, Decision: "wait"})
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
 			var res policy.ReplyResult
+			tl.Result = "answered"
 			if err := decode(e.GetWorkflowExecutionCompletedEventAttributes().GetResult(), &res); err == nil {
-				tl.Result, tl.Served = "answered", &res.Served
-				steps = mergeSkips(steps, res.Attempts)
+				tl.Served, tl.Notices = &res.Served, res.Notices
+				steps, grouped = mergeSkips(steps, res.Attempts), true
 			}
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+			tl.Result, tl.Error = "terminated", e.GetWorkflowExecutionTerminatedEventAttributes().GetReason()
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
+			tl.Result = "canceled"
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+			tl.Result = "timed out"
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+			tl.Result, tl.NextRunID = "restarted", e.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
 			f := e.GetWorkflowExecutionFailedEventAttributes().GetFailure()
 			tl.Result, tl.Error = "failed", f.GetMessage()
@@ -148,18 +200,47 @@ func Explain(h *historypb.History) (*Timeline, error) {
 				tl.ErrorType = app.GetType()
 				var ex policy.Exhaustion
 				if app.GetType() == policy.ErrFallbackSummary && decode(app.GetDetails(), &ex) == nil {
-					steps = mergeSkips(steps, ex.Attempts)
+					steps, grouped = mergeSkips(steps, ex.Attempts), true
 				}
 			}
 		}
 	}
+	if tl.Result == "" {
+		// Still running: the attempt in flight, and the skips the reply has made so far.
+		var ids []int64
+		for id, s := range pending {
+			if s.kind == workflows.AttemptActivity {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			var req policy.AttemptRequest
+			_ = decode(pending[id].input, &req)
+			steps = append(steps, Step{At: pending[id].at, Started: pending[id].at, Kind: "attempt", Model: modelOf(req.Provider, req.Model),
+				Profile: req.Profile, Outcome: "running", Decision: "in flight"})
+		}
+		if len(o.Attempts) > 0 {
+			// Not grouped: the attempt being retried is not in the list yet.
+			steps = mergeSkips(steps, o.Attempts)
+		}
+	}
 	fillWrittenModels(steps)
-	decideAttempts(steps)
+	classifyWaits(steps, grouped)
+	decideAttempts(steps, tl.Result)
 	tl.Steps = steps
 	if tl.Result == "" {
 		tl.Result = "running"
 	}
 	return tl, nil
+}
+
+// modelOf is provider/model, or "" when the payload naming it could not be read.
+func modelOf(provider, model string) string {
+	if provider == "" {
+		return ""
+	}
+	return provider + "/" + model
 }
 
 // localActivityMarker names the SDK's marker of a local activity.
@@ -186,10 +267,13 @@ func fillWrittenModels(steps []Step) {
 func mergeSkips(steps []Step, attempts []policy.Attempt) []Step {
 	var out []Step
 	k := 0
-	takeAttempt := func() {
+	takeAttempt := func(retry bool) {
 		for k < len(steps) {
 			s := steps[k]
 			k++
+			if s.Kind == "wait" && retry {
+				s.WaitFor = "retry" // between the calls of one attempt: a same-candidate retry
+			}
 			out = append(out, s)
 			if s.Kind == "attempt" {
 				return
@@ -211,18 +295,62 @@ func mergeSkips(steps []Step, attempts []policy.Attempt) []Step {
 				n += *a.Retries
 			}
 			for i := 0; i < n; i++ {
-				takeAttempt()
+				takeAttempt(i > 0)
 			}
 		}
 	}
 	return append(out, steps[k:]...)
 }
 
-// decideAttempts names what each attempt led to, from what came next.
-func decideAttempts(steps []Step) {
+// classifyWaits says what each wait not yet placed was for, from the attempts around it. Placed
+// by the reply's attempt list (grouped), a wait between two attempts is the backoff before an
+// overload rotation when the next attempt is the same candidate's, else a sleep until a cooldown
+// ends. Without it (a running reply), a wait before the same profile again, or a wait of a
+// minute or less still under way, is taken for a retry.
+func classifyWaits(steps []Step, grouped bool) {
+	for i := range steps {
+		if steps[i].Kind != "wait" || steps[i].WaitFor != "" {
+			continue
+		}
+		steps[i].WaitFor = "cooldown"
+		var prev, next *Step
+		for j := i - 1; j >= 0 && prev == nil; j-- {
+			if steps[j].Kind == "attempt" {
+				prev = &steps[j]
+			}
+		}
+		for j := i + 1; j < len(steps) && next == nil; j++ {
+			switch steps[j].Kind {
+			case "attempt", "skip", "switch":
+				next = &steps[j]
+			}
+		}
+		if !grouped && prev != nil && next == nil && steps[i].Wait <= time.Minute {
+			steps[i].WaitFor = "retry" // under way; a retry waits at most BATON_RETRY_MAX_WAIT_SECONDS
+			continue
+		}
+		if prev == nil || next == nil || next.Kind != "attempt" || next.Model != prev.Model {
+			continue
+		}
+		switch {
+		case next.Profile != prev.Profile && prev.Reason == policy.ReasonOverloaded:
+			steps[i].WaitFor = "rotate" // only an overload rotation sleeps first
+		case !grouped:
+			steps[i].WaitFor = "retry"
+		}
+	}
+}
+
+// decideAttempts names what each attempt led to, from what came next; the last one of a reply
+// still running (result "") has not led anywhere yet ("pending"), and that of a reply restarted
+// on a user's /model led to the switch.
+func decideAttempts(steps []Step, result string) {
 	for i := range steps {
 		s := &steps[i]
 		if s.Kind != "attempt" {
+			continue
+		}
+		if s.Outcome == "running" {
 			continue
 		}
 		if s.Outcome == "succeeded" {
@@ -232,6 +360,10 @@ func decideAttempts(steps []Step) {
 		s.Decision = "stop"
 		for j := i + 1; j < len(steps); j++ {
 			n := steps[j]
+			if n.Kind == "wait" && n.WaitFor == "cooldown" {
+				s.Decision = "wait" // every candidate failed: the reply sleeps until one is back
+				break
+			}
 			if n.Kind == "wait" || n.Kind == "session" || n.Kind == "probe" {
 				continue
 			}
@@ -247,7 +379,12 @@ func decideAttempts(steps []Step) {
 			}
 			break
 		}
-		if s.Decision == "stop" && (s.Reason != policy.ReasonContextOverflow && s.Reason != policy.ReasonFormat) {
+		switch {
+		case s.Decision == "stop" && result == "":
+			s.Decision = "pending"
+		case s.Decision == "stop" && result == "restarted":
+			s.Decision = "switch"
+		case s.Decision == "stop" && s.Reason != policy.ReasonContextOverflow && s.Reason != policy.ReasonFormat:
 			s.Decision = "exhausted"
 		}
 	}

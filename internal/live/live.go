@@ -16,6 +16,8 @@ type Delta struct {
 	Text      string
 	Reasoning string
 	ToolCall  *policy.ToolCall
+	// ReasoningPart is a whole thinking block with its signature (after its Reasoning deltas).
+	ReasoningPart *policy.Part
 	// Model is the candidate (provider/model) whose stream it came from.
 	Model string
 }

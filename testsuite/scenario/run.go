@@ -19,8 +19,10 @@ import (
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
 // Output is what simulate prints (SCENARIOS.md "Output").
@@ -154,22 +156,12 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 			to.Session, _ = sessionFields(ctx, st, turn.Session.Key)
 			clock.ended(at)
 		} else {
-			var env *sdktestsuite.TestWorkflowEnvironment
-			var s sdktestsuite.WorkflowTestSuite
-			s.SetLogger(logging.Discard)
-			env = s.NewTestWorkflowEnvironment()
-			env.SetStartTime(at)
-			env.SetTestTimeout(5 * time.Minute)
-			registry.Register(env, acts)
-			clockMu.Lock()
-			now = env.Now
-			clockMu.Unlock()
 			req := replyRequest(turn.Reply, agentOf)
-			env.ExecuteWorkflow(workflows.ReplyWorkflowName, req)
+			env, err := playReply(ctx, st, fake, acts, &clockMu, &now, at, req, turn.Reply)
+			if err != nil {
+				return nil, fmt.Errorf("turns[%d]: %w", i, err)
+			}
 			end := env.Now()
-			clockMu.Lock()
-			now = nil
-			clockMu.Unlock()
 			to = TurnOutput{At: stamp(at)}
 			if err := env.GetWorkflowError(); err != nil {
 				fillFailure(&to, err)
@@ -199,6 +191,85 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 	}
 	return out, nil
 }
+
+// playReply runs one reply turn in the SDK's test environment on the scenario clock. A switchTo
+// writes the user's /model to the session and sends the switch when the fake provider has
+// received the turn's call N, before releasing that call's response; abortAfterCalls cancels the
+// reply at call N. A reply that continues as new (a switch that restarts it) runs on in a new
+// environment, as a caller's wait follows the new run.
+func playReply(ctx context.Context, st *store.Store, fake *fakeprovider.Server, acts *activities.Activities, clockMu *sync.Mutex,
+	now *func() time.Time, at time.Time, req policy.ReplyRequest, r *ReplyTurn) (*sdktestsuite.TestWorkflowEnvironment, error) {
+	first := len(fake.Calls())
+	var env *sdktestsuite.TestWorkflowEnvironment
+	var envMu sync.Mutex
+	current := func() *sdktestsuite.TestWorkflowEnvironment {
+		envMu.Lock()
+		defer envMu.Unlock()
+		return env
+	}
+	var hookErr error
+	fake.BeforeRespond = func(c fakeprovider.Call) {
+		n := c.N - first
+		if r.AbortAfterCalls > 0 && n == r.AbortAfterCalls {
+			current().CancelWorkflow()
+		}
+		if sw := r.SwitchTo; sw != nil && n == sw.AfterCalls {
+			ref, _ := policy.ParseModelRef(sw.Model) // validated
+			if _, err := st.SetUserModel(ctx, req.Session, req.Agent, ref, sw.Profile, c.At); err != nil {
+				hookErr = fmt.Errorf("switchTo: writing the session: %w", err)
+				return
+			}
+			done := make(chan error, 1)
+			current().UpdateWorkflow(workflows.SwitchModelUpdate, "", &updateCallbacks{done: done},
+				workflows.SwitchModel{Model: sw.Model, Profile: sw.Profile})
+			select {
+			case err := <-done:
+				if err != nil {
+					hookErr = fmt.Errorf("switchTo: the reply refused the switch: %w", err)
+				}
+			case <-time.After(30 * time.Second):
+				hookErr = fmt.Errorf("switchTo: the reply did not take the switch")
+			}
+		}
+	}
+	defer func() { fake.BeforeRespond = nil }()
+	for {
+		var s sdktestsuite.WorkflowTestSuite
+		s.SetLogger(logging.Discard)
+		e := s.NewTestWorkflowEnvironment()
+		e.SetStartTime(at)
+		e.SetTestTimeout(5 * time.Minute)
+		registry.Register(e, acts)
+		envMu.Lock()
+		env = e
+		envMu.Unlock()
+		clockMu.Lock()
+		*now = e.Now
+		clockMu.Unlock()
+		e.ExecuteWorkflow(workflows.ReplyWorkflowName, req)
+		clockMu.Lock()
+		*now = nil
+		clockMu.Unlock()
+		if hookErr != nil {
+			return nil, hookErr
+		}
+		var can *workflow.ContinueAsNewError
+		if !errors.As(e.GetWorkflowError(), &can) {
+			return e, nil
+		}
+		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &req); err != nil {
+			return nil, fmt.Errorf("the reply continued as new with an input that does not decode: %w", err)
+		}
+		at = e.Now()
+	}
+}
+
+// updateCallbacks reports the end of an update.
+type updateCallbacks struct{ done chan error }
+
+func (u *updateCallbacks) Accept()                   {}
+func (u *updateCallbacks) Reject(err error)          { u.done <- err }
+func (u *updateCallbacks) Complete(_ any, err error) { u.done <- err }
 
 // turnClock keeps SCENARIOS.md's clock: turn i is scheduled at the scenario's start plus the sum
 // of the afters up to it, and starts at the later of that and the end of the turn before it. A
@@ -283,6 +354,9 @@ func fillFailure(to *TurnOutput, err error) {
 		if appErr.Details(&attempts) == nil {
 			to.Attempts = attemptsOut(attempts)
 			e["reason"] = string(policy.LastReason(attempts))
+		}
+		if appErr.Type() == policy.ErrAborted {
+			e["reason"] = nil // an abort is nobody's failure
 		}
 	}
 	to.Error = e

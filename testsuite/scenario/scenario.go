@@ -153,6 +153,7 @@ func Load(path string) (*Scenario, error) {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields() // a field simulate does not implement is refused, never ignored
 	var sc Scenario
 	if err := dec.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, describeJSONError(data, err, dec.InputOffset()))
@@ -205,6 +206,20 @@ func (sc *Scenario) validate() error {
 			if n > 1 {
 				return fmt.Errorf("turns[%d].reply: at most one of model, cron, heartbeat, image", i)
 			}
+			if sw := t.Reply.SwitchTo; sw != nil {
+				if _, err := policy.ParseModelRef(sw.Model); err != nil {
+					return fmt.Errorf("turns[%d].reply.switchTo.model: %w", i, err)
+				}
+				if sw.AfterCalls < 1 {
+					return fmt.Errorf("turns[%d].reply.switchTo.afterCalls: %d is not a call number (1, 2, …)", i, sw.AfterCalls)
+				}
+				if t.Reply.Session == "" {
+					return fmt.Errorf("turns[%d].reply.switchTo: a switch is a session's /model: the reply needs a session", i)
+				}
+			}
+			if t.Reply.AbortAfterCalls < 0 {
+				return fmt.Errorf("turns[%d].reply.abortAfterCalls: %d is negative", i, t.Reply.AbortAfterCalls)
+			}
 		case t.Session != nil:
 			switch t.Session.Op {
 			case "model", "reset", "compact", "patch":
@@ -220,6 +235,14 @@ func (sc *Scenario) validate() error {
 		if !strings.HasPrefix(k, "BATON_") && !strings.HasPrefix(k, "OPENCLAW_") {
 			return fmt.Errorf("env.%s: only BATON_* and OPENCLAW_* keys", k)
 		}
+		switch k {
+		case "BATON_RETRY_MAX_WAIT_SECONDS", "BATON_FALLBACK_SKIP_TTL_MS", "OPENCLAW_FALLBACK_SKIP_TTL_MS":
+		default:
+			return fmt.Errorf("env.%s: simulate does not implement it (BATON_RETRY_MAX_WAIT_SECONDS, BATON_FALLBACK_SKIP_TTL_MS, OPENCLAW_FALLBACK_SKIP_TTL_MS)", k)
+		}
+	}
+	if sc.Timeouts != nil && sc.Timeouts.AttemptMs != 0 {
+		return fmt.Errorf("timeouts.attemptMs: simulate does not implement it (firstTokenMs and idleMs bound a stream)")
 	}
 	return nil
 }

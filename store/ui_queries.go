@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Read-only listings for the operator page (internal/ui): which agents hold auth state, and the
+// sessions most recently changed.
+
+// AuthAgents lists the agents that have stored profiles or usage stats, sorted; "main" (whose
+// profiles every agent without its own uses) is always first.
+func (s *Store) AuthAgents(ctx context.Context) ([]string, error) {
+	rows, err := s.query(ctx, `SELECT agent FROM auth_profiles UNION SELECT agent FROM auth_stats ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []string{"main"}
+	for rows.Next() {
+		var agent string
+		if err := rows.Scan(&agent); err != nil {
+			return nil, err
+		}
+		if agent != "main" {
+			out = append(out, agent)
+		}
+	}
+	return out, rows.Err()
+}
+
+// OverriddenSessions returns up to limit sessions that hold a model override (a fallback's or a
+// user's), the most recently updated first.
+func (s *Store) OverriddenSessions(ctx context.Context, limit int) ([]Session, error) {
+	if limit <= 0 {
+		limit = 200
+	}
+	// The session is JSON written by encoding/json: a set override is the key with a value.
+	rows, err := s.query(ctx, `SELECT key, data_json, version, updated_at_ms FROM sessions
+		WHERE data_json LIKE '%"modelOverride":%' ORDER BY updated_at_ms DESC, key LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		var key, raw string
+		var version, updated int64
+		if err := rows.Scan(&key, &raw, &version, &updated); err != nil {
+			return nil, err
+		}
+		sess, err := decodeSession(key, raw, version, updated)
+		if err != nil {
+			return nil, fmt.Errorf("listing sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	return out, rows.Err()
+}
