@@ -25,6 +25,7 @@ type Limits struct {
 	FirstTokenTimeout time.Duration
 	IdleTimeout       time.Duration
 	ResponseTimeout   time.Duration
+	InfraRetries      int
 }
 
 // DefaultLimits are DESIGN.md's defaults.
@@ -73,7 +74,8 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 	}
 	lim := a.limits()
 	state := policy.ReplyState{Config: a.Config.Get(), RetryMaxWait: lim.RetryMaxWait, SkipTTL: lim.SkipTTL,
-		FirstTokenTimeout: lim.FirstTokenTimeout, IdleTimeout: lim.IdleTimeout, ResponseTimeout: lim.ResponseTimeout}
+		FirstTokenTimeout: lim.FirstTokenTimeout, IdleTimeout: lim.IdleTimeout, ResponseTimeout: lim.ResponseTimeout,
+		InfraRetries: lim.InfraRetries}
 	if req.Session != "" {
 		sess, err := st.GetSession(ctx, req.Session)
 		if err != nil {
@@ -105,12 +107,25 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 // heartbeat timeout too, and returns a classified outcome: a failure is data, not an error, so the
 // history keeps the reason every decision was made on.
 func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (policy.AttemptOutcome, error) {
-	out, err := a.attempt(ctx, req)
+	// An attempt run again after a lost worker returns what its first run bought.
+	kept, final, done := a.kept(ctx, req)
+	if final {
+		return kept, nil
+	}
+	out, err := a.attempt(ctx, req, done)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err() // cancelled: the aborted call changes no usage stats
 	}
-	if err != nil || !req.Record || policy.WillRetry(out, req.Retries, req.RetryMaxWait) {
+	if err != nil && workerStopping(ctx) {
+		// Not the provider's doing: the reply runs the attempt again elsewhere, without blame.
+		err = temporal.NewNonRetryableApplicationError("the worker stopped during the attempt", policy.ErrWorkerShutdown, err)
+	}
+	if err != nil {
 		return out, err
+	}
+	a.keep(ctx, req, out) // before reporting: a report lost with its worker or server loses no answer
+	if !req.Record || policy.WillRetry(out, req.Retries, req.RetryMaxWait) {
+		return out, nil
 	}
 	// The final outcome of this route: record it here, where the answer is, instead of in a step
 	// of its own. A store failure leaves the recording to the reply, and loses no answer.
@@ -131,10 +146,62 @@ func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (po
 		}
 		out.TurnEnded = true
 	}
+	a.keep(ctx, req, out) // with what it recorded, so that a run again records nothing twice
 	return out, nil
 }
 
-func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (policy.AttemptOutcome, error) {
+// kept returns what an earlier run of this attempt kept: its outcome (final), or the text its
+// stream had reached (a checkpoint), which this run continues instead of buying again.
+func (a *Activities) kept(ctx context.Context, req policy.AttemptRequest) (out policy.AttemptOutcome, final bool, done string) {
+	if req.Key == "" || a.Store == nil {
+		return out, false, ""
+	}
+	data, final, err := a.Store.GetAttemptOutcome(ctx, req.Key)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			a.logger().Warn("reading a kept attempt outcome failed", zap.String("attempt", req.Key), zap.Error(err))
+		}
+		return out, false, ""
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		a.logger().Warn("a kept attempt outcome does not decode", zap.String("attempt", req.Key), zap.Error(err))
+		return policy.AttemptOutcome{}, false, ""
+	}
+	if final {
+		a.logger().Info("attempt run again: returning the outcome its first run kept", zap.String("attempt", req.Key))
+		return out, true, ""
+	}
+	return policy.AttemptOutcome{}, false, out.Partial
+}
+
+// keep stores an attempt's outcome under its identity; a store failure is logged, not fatal.
+func (a *Activities) keep(ctx context.Context, req policy.AttemptRequest, out policy.AttemptOutcome) {
+	if req.Key == "" || a.Store == nil {
+		return
+	}
+	data, err := json.Marshal(out)
+	if err == nil {
+		err = a.Store.PutAttemptOutcome(ctx, req.Key, data, true)
+	}
+	if err != nil {
+		a.logger().Warn("keeping the attempt outcome failed", zap.String("attempt", req.Key), zap.Error(err))
+	}
+}
+
+// workerStopping reports whether the attempt's worker is shutting down.
+func workerStopping(ctx context.Context) bool {
+	select {
+	case <-activity.GetWorkerStopChannel(ctx):
+		return true
+	default:
+		return false
+	}
+}
+
+// checkpointEvery bounds the store writes of a growing answer.
+const checkpointEvery = 2 * time.Second
+
+func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest, done string) (policy.AttemptOutcome, error) {
 	st, err := a.store()
 	if err != nil {
 		return policy.AttemptOutcome{}, err
@@ -157,7 +224,18 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (po
 	// A live caller (this process is its front door) gets each delta as the provider sends it,
 	// and its going away ends the call at once.
 	stream, _ := a.Streams.Get(req.StreamKey)
-	sink := &deltaSink{stream: stream, prefill: req.Prefill, model: req.Provider + "/" + req.Model}
+	// done is what an earlier run of this attempt streamed before its worker was lost: this run
+	// continues it, and keeps checkpoints of its own as the answer grows.
+	prefill := req.Prefill + done
+	sink := &deltaSink{stream: stream, prefill: prefill, model: req.Provider + "/" + req.Model, last: time.Now()}
+	if req.Key != "" {
+		sink.checkpoint = func(text string) {
+			data, _ := json.Marshal(policy.AttemptOutcome{Partial: done + text}) // plain strings: cannot fail
+			if err := st.PutAttemptOutcome(ctx, req.Key, data, false); err != nil {
+				a.logger().Warn("checkpointing the answer failed", zap.String("attempt", req.Key), zap.Error(err))
+			}
+		}
+	}
 	if stream != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
@@ -171,7 +249,7 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (po
 		FirstTokenTimeout: req.FirstTokenTimeout, IdleTimeout: req.IdleTimeout, ResponseTimeout: req.ResponseTimeout,
 		OnChunk:  func() { chunks.Add(1) },
 		OnDelta:  sink.send,
-		Prefill:  req.Prefill,
+		Prefill:  prefill,
 		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
 		HTTPClient: a.HTTPClient,
 		Now:        func() time.Time { return req.Now },
@@ -184,7 +262,7 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (po
 	case errors.As(err, &pe):
 		out := policy.AttemptOutcome{Reason: ReasonOf(req.Provider, pe), Status: pe.Status, Code: pe.Code,
 			Error: pe.Message, Hint: HintOf(pe, req.Now), StreamFault: pe.Stream, Net: pe.Net,
-			Partial: sink.text.String(), Delivered: sink.delivered, ToolCallsDelivered: sink.toolCalls}
+			Partial: sink.sent.String(), Delivered: sink.delivered, ToolCallsDelivered: sink.toolCalls}
 		if out.Error == "" {
 			out.Error = pe.BodyPreview
 		}
@@ -205,8 +283,8 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest) (po
 			a.logger().Warn("storing a refreshed token failed", zap.String("profile", req.Profile), zap.Error(err))
 		}
 	}
-	if req.Prefill != "" {
-		resp.Answer.Text = policy.ContinuationText(req.Prefill, resp.Answer.Text)
+	if prefill != "" {
+		resp.Answer.Text = done + policy.ContinuationText(prefill, resp.Answer.Text)
 	}
 	return policy.Succeeded(resp.Answer), nil
 }
@@ -356,32 +434,38 @@ func heartbeat(ctx context.Context, chunks *atomic.Int64) (stop func()) {
 	return func() { close(done) }
 }
 
-// deltaSink hands an attempt's deltas to its live caller, and remembers what reached it.
+// deltaSink hands an attempt's deltas to its live caller, remembers what reached it, and
+// checkpoints the growing text.
 type deltaSink struct {
-	stream    *live.Stream
-	prefill   string
-	model     string
-	started   bool // the continuation's text has begun
-	text      strings.Builder
-	delivered bool
-	toolCalls int
+	stream     *live.Stream
+	prefill    string
+	model      string
+	started    bool // the continuation's text has begun
+	all        strings.Builder
+	sent       strings.Builder
+	delivered  bool
+	toolCalls  int
+	checkpoint func(text string) // nil: none
+	last       time.Time
 }
 
 func (s *deltaSink) send(d provider.Delta) {
-	if s.stream == nil {
-		return
-	}
 	if d.Text != "" && !s.started {
 		if d.Text = policy.ContinuationText(s.prefill, d.Text); d.Text == "" {
 			return
 		}
 		s.started = true
 	}
-	if !s.stream.Send(live.Delta{Text: d.Text, Reasoning: d.Reasoning, ToolCall: d.ToolCall, ReasoningPart: d.ReasoningPart, Model: s.model}) {
+	s.all.WriteString(d.Text)
+	if s.checkpoint != nil && d.Text != "" && time.Since(s.last) >= checkpointEvery {
+		s.last = time.Now()
+		s.checkpoint(s.all.String())
+	}
+	if s.stream == nil || !s.stream.Send(live.Delta{Text: d.Text, Reasoning: d.Reasoning, ToolCall: d.ToolCall, ReasoningPart: d.ReasoningPart, Model: s.model}) {
 		return
 	}
 	s.delivered = true
-	s.text.WriteString(d.Text)
+	s.sent.WriteString(d.Text)
 	if d.ToolCall != nil {
 		s.toolCalls++
 	}

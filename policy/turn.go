@@ -62,7 +62,13 @@ type ReplyState struct {
 	IdleTimeout       time.Duration `json:"idleTimeout"`
 	// ResponseTimeout bounds the wait for a provider's response headers (0: the provider layer's default).
 	ResponseTimeout time.Duration `json:"responseTimeout,omitempty"`
+	// InfraRetries bounds how often an attempt whose worker was lost is run again in place
+	// (BATON_INFRA_RETRIES; 0: DefaultInfraRetries).
+	InfraRetries int `json:"infraRetries,omitempty"`
 }
+
+// DefaultInfraRetries is how often a lost worker's attempt is run again before the reply fails.
+const DefaultInfraRetries = 3
 
 // AttemptRequest is one call: one candidate with one profile.
 type AttemptRequest struct {
@@ -74,6 +80,9 @@ type AttemptRequest struct {
 	// Turn or TurnRef, when given, replaces Message with a whole turn.
 	Turn    *Turn  `json:"turn,omitempty"`
 	TurnRef string `json:"turnRef,omitempty"`
+	// Key is the attempt's identity: the same across runs of it after a lost worker, so that the
+	// outcome (or the checkpoint) the first run kept is not bought again.
+	Key string `json:"key,omitempty"`
 	// StreamKey names the caller's live stream (ReplyRequest.StreamKey); Prefill is the answer
 	// the caller already holds, which this attempt continues.
 	StreamKey string `json:"streamKey,omitempty"`
@@ -218,6 +227,11 @@ const (
 	// ErrStreamInterrupted ends a reply whose stream failed after the caller saw part of it
 	// (streaming.midStream "error", or a tool call already delivered).
 	ErrStreamInterrupted = "StreamInterruptedError"
+	// ErrWorkersLost ends a reply whose attempts kept losing their worker: baton's infrastructure
+	// failed, not the models.
+	ErrWorkersLost = "WorkersLostError"
+	// ErrWorkerShutdown is an attempt ended by its worker stopping (an infrastructure fault).
+	ErrWorkerShutdown = "WorkerShutdown"
 )
 
 // SkipMark remembers, for a session, a fallback candidate whose profile just failed auth: it is

@@ -53,7 +53,8 @@ pids+=("$!")
 echo "== baton serve on http://$serve/v1; the operator page: http://$serve/ui/ (open it now: the outage happens on it)"
 
 echo
-echo "== A reply in session 'demo': the primary fails, a key rotation fails, the fallback answers"
+echo "== A reply in session 'demo', streamed as it comes: the primary's first key is rate-limited, its"
+echo "   second key's stream is cut mid-answer, and the fallback continues the answer where it stopped"
 bin/baton reply --session demo "Hello?"
 echo
 echo "== The next turn sticks to the fallback (no notice, no retry of the broken primary)"

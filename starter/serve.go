@@ -286,7 +286,9 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 		return
 	}
 	if int64(len(body)) > limit {
-		d.writeError(w, wire.BadRequest("", "the body is over %d bytes (BATON_MAX_REQUEST_BYTES)", limit))
+		// 413, not a 400 that reads like bad JSON nor a 5xx that invites a retry.
+		d.writeError(w, &wire.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+			Message: fmt.Sprintf("the request body is over the limit of %d bytes (BATON_MAX_REQUEST_BYTES)", limit)})
 		return
 	}
 	req, wr, werr := decodeRequest(d.decode, body, r.Header.Get("x-baton-session"))

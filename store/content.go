@@ -232,6 +232,9 @@ func parseContentRef(ref string) (scheme string, sum []byte, err error) {
 func (s *Store) DeleteContentBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	var n int64
 	err := s.write(ctx, func(t *tx) error {
+		if _, err := t.exec(ctx, `DELETE FROM attempt_outcomes WHERE touched_ms < ?`, ms(cutoff)); err != nil {
+			return err
+		}
 		res, err := t.exec(ctx, `DELETE FROM contents WHERE touched_ms < ?`, ms(cutoff))
 		if err != nil {
 			return err

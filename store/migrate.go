@@ -31,6 +31,15 @@ var migrations = [][]string{
 			created_ms {bigint} NOT NULL, touched_ms {bigint} NOT NULL)`,
 		`CREATE INDEX contents_touched ON contents (touched_ms)`,
 	},
+	{ // 3: attempts' outcomes and checkpoints, so that an answer is never bought twice (attempts.go)
+		`CREATE TABLE attempt_outcomes (
+			key TEXT PRIMARY KEY, ref TEXT NOT NULL, final INTEGER NOT NULL, touched_ms {bigint} NOT NULL)`,
+		`CREATE INDEX attempt_outcomes_touched ON attempt_outcomes (touched_ms)`,
+	},
+	{ // 4: profiles an operator disabled (`baton auth disable`, manual.go)
+		`CREATE TABLE auth_manual (agent TEXT NOT NULL, profile_id TEXT NOT NULL, at_ms {bigint} NOT NULL,
+			note TEXT NOT NULL DEFAULT '', PRIMARY KEY (agent, profile_id))`,
+	},
 }
 
 // SchemaVersion is the schema this binary writes.

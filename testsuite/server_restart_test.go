@@ -84,3 +84,73 @@ func TestAReplySurvivesAServerRestart(t *testing.T) {
 }
 
 func discardLogger() log.Logger { return logging.Discard }
+
+// The server goes away for 15 s while the provider answers: the worker cannot report the answer,
+// the attempt is run again when the server is back, and it returns the outcome its first run kept
+// instead of buying the answer twice; no fallback, strict or not.
+func TestAnAnswerIsNeverBoughtTwice(t *testing.T) {
+	for name, req := range map[string]policy.ReplyRequest{
+		"chain":             {Agent: "main", Session: "away", Message: "hi", NoJitter: true},
+		"fallbacks: [] job": {Agent: "main", Session: "away", Message: "hi", NoJitter: true, Cron: &policy.CronPayload{Model: policy.ModelRef{Provider: "openai", Model: "gpt-5"}, HasFallbacks: true, Fallbacks: []policy.ModelRef{}}},
+	} {
+		t.Run(name, func(t *testing.T) { serverAwayWhileAnswering(t, req) })
+	}
+}
+
+func serverAwayWhileAnswering(t *testing.T, req policy.ReplyRequest) {
+	hostPort, err := testsuite.FreeHostPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "temporal.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, err := testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := testsuite.NewWorld(t, twoModelConfig, threeKeys, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{DelayMs: 2000, Text: "paid for once"}}},
+		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "a second purchase"}}},
+	})
+	c, err := client.Dial(client.Options{HostPort: hostPort, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tq := testsuite.TaskQueue(t)
+	wk := worker.New(c, tq, registry.WorkerOptions(0))
+	registry.Register(wk, w.Acts)
+	if err := wk.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer wk.Stop()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(w.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no provider call")
+		}
+	}
+	if err := srv.Stop(); err != nil { // while the provider is answering
+		t.Fatalf("stopping the server: %v", err)
+	}
+	time.Sleep(15 * time.Second)
+	srv, err = testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	var res policy.ReplyResult
+	if err := c.GetWorkflow(ctx, run.GetID(), run.GetRunID()).Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "paid for once" || len(res.Attempts) != 1 {
+		t.Errorf("result %q after %q", res.Text, describe(res.Attempts))
+	}
+	if calls := w.Fake.Calls(); len(calls) != 1 {
+		t.Errorf("%d provider calls, want exactly one", len(calls))
+	}
+}

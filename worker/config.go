@@ -68,6 +68,7 @@ func limitsOf(cfg env.Worker, logger *zap.Logger) activities.Limits {
 	lim.FirstTokenTimeout = time.Duration(cfg.FirstTokenMs) * time.Millisecond
 	lim.IdleTimeout = time.Duration(cfg.IdleMs) * time.Millisecond
 	lim.ResponseTimeout = time.Duration(cfg.ResponseMs) * time.Millisecond
+	lim.InfraRetries = cfg.InfraRetries
 	raw, name := cfg.SkipTTLMs, "BATON_FALLBACK_SKIP_TTL_MS"
 	if raw == "" && cfg.OpenClawSkipTTL != "" {
 		raw, name = cfg.OpenClawSkipTTL, "OPENCLAW_FALLBACK_SKIP_TTL_MS"

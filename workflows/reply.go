@@ -38,6 +38,14 @@ const (
 	// (continue-as-new with the new selection) instead of failing it for the caller to restart.
 	switchRestartChange = "switch-restart"
 
+	// infraRetryChange: an attempt whose worker was lost (heartbeat timeout, worker shutdown) is
+	// run again in place, without blame, instead of counting as the provider's timeout.
+	infraRetryChange = "infra-retry"
+
+	// attemptHeartbeat is how soon a lost worker is noticed: an attempt heartbeats on its own
+	// timer whatever its stream does (provider silence is the stream watchdog's to judge).
+	attemptHeartbeat = 10 * time.Second
+
 	// streamQueueWait is how long an attempt waits for the front door's own worker before the
 	// shared queue takes it (the front door died, or runs no worker).
 	streamQueueWait = 10 * time.Second
@@ -97,6 +105,15 @@ func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyR
 	return res, err
 }
 
+// workerLost reports an attempt ended by baton's infrastructure: its worker stopped
+// heartbeating (killed, partitioned, its server away) or shut down under it.
+func workerLost(err error) bool {
+	var timeoutErr *temporal.TimeoutError
+	var appErr *temporal.ApplicationError
+	return (errors.As(err, &timeoutErr) && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT) ||
+		(errors.As(err, &appErr) && appErr.Type() == policy.ErrWorkerShutdown)
+}
+
 // isAbort reports whether err is the reply's cancellation, or an attempt ended because its
 // caller went away.
 func isAbort(err error) bool {
@@ -122,6 +139,9 @@ type reply struct {
 	prefix string
 	// streamLost: the front door's queue went unpolled; attempts go to the shared queue.
 	streamLost bool
+	// attemptSeq numbers the attempts (their identity); workersLost counts infrastructure faults.
+	attemptSeq  int
+	workersLost int
 }
 
 // observe records the reply's latency and outcome (the SDK's metrics handler is replay-safe).
@@ -455,13 +475,17 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 // durable timers between them, only the last failure counts against the profile.
 func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string, onSuccess *policy.TurnEnd) (policy.AttemptOutcome, int, error) {
 	firstToken := r.state.Config.FirstTokenTimeout(cand.ModelRef, r.state.FirstTokenTimeout)
-	heartbeat := r.state.ResponseTimeout + max(firstToken, r.state.IdleTimeout) + 15*time.Second
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Minute,
-		HeartbeatTimeout:    heartbeat, // a stream that stops heartbeating is a failed attempt
+		HeartbeatTimeout:    attemptHeartbeat, // a worker that stops heartbeating is gone
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	}
+	key := ""
 	for retries := 0; ; retries++ {
+		if key == "" {
+			r.attemptSeq++
+			key = fmt.Sprintf("%s/%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, r.attemptSeq)
+		}
 		live := r.req.StreamQueue != "" && !r.streamLost
 		if live {
 			opts.TaskQueue, opts.ScheduleToStartTimeout = r.req.StreamQueue, streamQueueWait
@@ -471,7 +495,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		var out policy.AttemptOutcome
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), AttemptActivity, policy.AttemptRequest{
 			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile,
-			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.prefix,
+			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.prefix, Key: key,
 			Now: workflow.Now(ctx), FirstTokenTimeout: firstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
 			Record: r.lean, Retries: retries, RetryMaxWait: r.state.RetryMaxWait, OnSuccess: onSuccess,
 		}).Get(ctx, &out)
@@ -482,12 +506,28 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 			r.streamLost = true
 			retries--
 			continue
+		case workerLost(err) && workflow.GetVersion(ctx, infraRetryChange, workflow.DefaultVersion, 1) == 1:
+			// baton's own fault: the same attempt again (same identity: what it kept is not bought
+			// again), no usage, no session write, no notice, no fallback.
+			r.workersLost++
+			limit := r.state.InfraRetries
+			if limit <= 0 {
+				limit = policy.DefaultInfraRetries
+			}
+			if r.workersLost > limit {
+				return out, retries, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+					"the workers running this reply were lost %d times (%v): baton's infrastructure failed, not the models", r.workersLost, err),
+					policy.ErrWorkersLost, nil, r.attempts)
+			}
+			retries--
+			continue
 		case errors.As(err, &timeoutErr):
-			// The worker stopped hearing from the stream: a stalled stream is a timeout.
+			// Replies started before infra-retry: a worker that stopped heartbeating counted as a stall.
 			out = policy.AttemptOutcome{Reason: policy.ReasonTimeout, Error: "the attempt stopped heartbeating", StreamFault: "stall"}
 		case err != nil:
 			return out, retries, err
 		}
+		key = "" // the next call is a new attempt
 		if out.OK || r.pending != nil {
 			return out, retries, nil // a user's switch waits for no more retries
 		}

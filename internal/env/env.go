@@ -47,6 +47,8 @@ type Worker struct {
 	IdleMs     int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
 	// ResponseMs bounds the wait for a provider's response headers.
 	ResponseMs int `env:"BATON_RESPONSE_TIMEOUT_MS, default=10000"`
+	// InfraRetries bounds the runs again of an attempt whose worker was lost.
+	InfraRetries int `env:"BATON_INFRA_RETRIES, default=3"`
 	// ContentRetention is how long a turn's content stays in the store (a Go duration or Nd).
 	ContentRetention string `env:"BATON_CONTENT_RETENTION, default=7d"`
 }
@@ -166,6 +168,9 @@ func (w Worker) Validate() error {
 	}
 	if w.FirstTokenMs < 100 || w.FirstTokenMs > 3600000 {
 		return fmt.Errorf("BATON_FIRST_TOKEN_TIMEOUT_MS: %d is not 100..3600000", w.FirstTokenMs)
+	}
+	if w.InfraRetries < 1 || w.InfraRetries > 100 {
+		return fmt.Errorf("BATON_INFRA_RETRIES: %d is not 1..100", w.InfraRetries)
 	}
 	if w.ResponseMs < 100 || w.ResponseMs > 3600000 {
 		return fmt.Errorf("BATON_RESPONSE_TIMEOUT_MS: %d is not 100..3600000", w.ResponseMs)

@@ -21,7 +21,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		Store:               DefaultStore,
 		LogLevel:            "info",
 		LogFormat:           "json",
-		RetryMaxWaitSeconds: 60, FirstTokenMs: 60000, IdleMs: 60000, ResponseMs: 10000, ContentRetention: "7d",
+		RetryMaxWaitSeconds: 60, FirstTokenMs: 60000, IdleMs: 60000, ResponseMs: 10000, InfraRetries: 3, ContentRetention: "7d",
 	}
 	if w != want || w.Retention() != 7*24*time.Hour {
 		t.Errorf("got %+v, want %+v", w, want)
