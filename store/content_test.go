@@ -343,8 +343,16 @@ func TestAVersion1DatabaseGainsContents(t *testing.T) {
 		if _, err := s.SetUserModel(ctx, "s1", "main", policyRef, "", t0); err != nil {
 			t.Fatal(err)
 		}
-		// Back to what a version-1 baton wrote.
-		for _, q := range []string{`DROP TABLE contents`, `UPDATE schema_version SET version = 1`} {
+		// Back to what a version-1 baton wrote: every table a later migration made goes.
+		var back []string
+		for _, m := range migrations[1:] {
+			for _, stmt := range m {
+				if rest, ok := strings.CutPrefix(strings.TrimSpace(stmt), "CREATE TABLE "); ok {
+					back = append(back, "DROP TABLE "+strings.Fields(rest)[0])
+				}
+			}
+		}
+		for _, q := range append(back, `UPDATE schema_version SET version = 1`) {
 			if _, err := s.db.Exec(q); err != nil {
 				t.Fatal(err)
 			}
