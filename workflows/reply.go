@@ -484,7 +484,8 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 	for retries := 0; ; retries++ {
 		if key == "" {
 			r.attemptSeq++
-			key = fmt.Sprintf("%s/%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, r.attemptSeq)
+			run := workflow.GetInfo(ctx).WorkflowExecution
+			key = fmt.Sprintf("%s/%s/%d", run.ID, run.RunID, r.attemptSeq)
 		}
 		live := r.req.StreamQueue != "" && !r.streamLost
 		if live {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton/activities"
@@ -19,6 +20,7 @@ import (
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
@@ -239,6 +241,8 @@ func playReply(ctx context.Context, st *store.Store, fake *fakeprovider.Server, 
 		e := s.NewTestWorkflowEnvironment()
 		e.SetStartTime(at)
 		e.SetTestTimeout(5 * time.Minute)
+		// Each run its own workflow ID: what an attempt keeps is kept under the run's identity.
+		e.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: fmt.Sprintf("simulate-%d", runSeq.Add(1))})
 		registry.Register(e, acts)
 		envMu.Lock()
 		env = e
@@ -263,6 +267,9 @@ func playReply(ctx context.Context, st *store.Store, fake *fakeprovider.Server, 
 		at = e.Now()
 	}
 }
+
+// runSeq numbers the runs simulate plays, in this process.
+var runSeq atomic.Int64
 
 // updateCallbacks reports the end of an update.
 type updateCallbacks struct{ done chan error }
