@@ -373,6 +373,12 @@ func (d *configDecoder) decode(root *jsonValue) *Config {
 				}
 				pc := ProviderConfig{ID: id, BaseURL: d.str(path+".baseUrl", m.value.get("baseUrl")), API: d.str(path+".api", m.value.get("api")),
 					TokenURL: d.str(path+".tokenUrl", m.value.get("tokenUrl")), ClientID: d.str(path+".clientId", m.value.get("clientId"))}
+				switch pc.API {
+				case "", "openai-completions", "openai-responses", "anthropic-messages":
+				default:
+					// An API baton cannot speak is a config mistake, not an outage to discover.
+					d.fail(path+".api", m.value.get("api"), "%q is not an API baton speaks (openai-completions, anthropic-messages)", pc.API)
+				}
 				for key, v := range map[string]string{"baseUrl": pc.BaseURL, "tokenUrl": pc.TokenURL} {
 					if v == "" {
 						continue

@@ -246,3 +246,13 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestAnUnknownAPIIsAConfigMistake(t *testing.T) {
+	_, err := ParseConfig([]byte("{\n  models: {providers: {corp: {baseUrl: \"https://llm.corp/v1\",\n    api: \"google-gemini\"}}}}"))
+	if err == nil || !strings.Contains(err.Error(), "models.providers.corp.api") || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("got %v, want the key and its line", err)
+	}
+	if _, err := ParseConfig([]byte(`{models: {providers: {a: {api: "anthropic-messages"}, o: {api: "openai-completions"}}}}`)); err != nil {
+		t.Error(err)
+	}
+}

@@ -296,6 +296,11 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 		d.writeError(w, werr)
 		return
 	}
+	if _, ok := s.config.Agent(req.Agent); !ok && req.Agent != "main" {
+		// An agent the config does not have is a mistake to name, not a chain of defaults.
+		d.writeError(w, wire.BadRequest("model", "model: agent %q is not in the config's agents.list", req.Agent))
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()
 	req, err = workflows.WithTurn(ctx, s.content, req, wr.Turn)
