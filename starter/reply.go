@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
@@ -135,10 +136,20 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 	var res policy.ReplyResult
 	// A user's /model during the reply starts it over with the new selection (continue-as-new):
 	// the wait follows the new run.
+	// A reply nobody will run is said at once, not after the whole timeout.
+	if err := waitForWorker(ctx, c, tf.TaskQueue, noWorkerWait); err != nil {
+		fmt.Fprintf(errOut, "baton reply: %v\n", err)
+		return exitFailure
+	}
 	run, err := workflows.StartReply(ctx, c, tf.TaskQueue, req)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton reply: starting the reply: %v\n", err)
 		return exitFailure
+	}
+	fmt.Fprintf(errOut, "baton reply: workflow %s, run %s\n", run.GetID(), run.GetRunID())
+	if isTerminal(errOut) {
+		stopStatus := showStatus(ctx, c, run, errOut)
+		defer stopStatus()
 	}
 	printed := &strings.Builder{}
 	err = waitPrinting(ctx, run, stream, &res, out, printed)
@@ -267,4 +278,75 @@ func cliTurn(message, system string, images []string) (policy.Turn, error) {
 	}
 	turn.Messages = append(turn.Messages, user)
 	return turn, nil
+}
+
+// noWorkerWait is how long baton reply waits for a worker to poll its task queue.
+const noWorkerWait = 10 * time.Second
+
+// waitForWorker returns once a worker polls taskQueue, or an error that says none does.
+func waitForWorker(ctx context.Context, c client.Client, taskQueue string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		resp, err := c.DescribeTaskQueue(ctx, taskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err == nil {
+			for _, p := range resp.GetPollers() {
+				if time.Since(p.GetLastAccessTime().AsTime()) < time.Minute {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("no worker polls the task queue %q: start baton-worker with BATON_TASK_QUEUE=%s (and the same TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE)", taskQueue, taskQueue)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// isTerminal reports whether w is a terminal (status lines are for people, not for pipes).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// showStatus says, on a terminal, what the reply is waiting for: the attempt in flight (which
+// candidate, which profile) or a wait (a Retry-After, a backoff, a durable wait for a cooldown).
+func showStatus(ctx context.Context, c client.Client, run client.WorkflowRun, w io.Writer) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		last := ""
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.StatusQuery)
+			if err != nil {
+				continue
+			}
+			var st workflows.Status
+			if v.Get(&st) != nil {
+				continue
+			}
+			line := ""
+			switch {
+			case !st.WaitUntil.IsZero():
+				line = fmt.Sprintf("waiting until %s before trying again", st.WaitUntil.Local().Format("15:04:05"))
+			case st.Candidate != "":
+				line = fmt.Sprintf("trying %s with %s (attempt %d)", st.Candidate, st.Profile, len(st.Attempts)+1)
+			}
+			if line != "" && line != last {
+				fmt.Fprintf(w, "baton reply: %s\n", line)
+				last = line
+			}
+		}
+	}()
+	return cancel
 }

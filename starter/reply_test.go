@@ -143,3 +143,12 @@ func TestReplySendsImagesASystemPromptAndParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestReplySaysWhenNoWorkerPollsItsQueue(t *testing.T) {
+	srv := testsuite.SharedServer(t)
+	start := time.Now()
+	code, _, stderr := baton(t, "reply", "--address", srv.HostPort(), "--task-queue", testsuite.TaskQueue(t), "hello")
+	if code != exitFailure || !strings.Contains(stderr, "no worker polls the task queue") || time.Since(start) > 20*time.Second {
+		t.Errorf("exit %d after %v: %s", code, time.Since(start), stderr)
+	}
+}
