@@ -347,7 +347,8 @@ func TestARunningReplyShowsWhereItIs(t *testing.T) {
 	var page string
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		_, page = get(t, u)
-		if strings.Contains(page, "bt-attempt bt-running") {
+		// The primary's attempts run (and fail) first: wait for the fallback's to be in flight.
+		if strings.Contains(page, "bt-attempt bt-running") && strings.Contains(page, `data-model="anthropic/claude-sonnet-4-5" data-auth-profile="anthropic:default" data-outcome="running"`) {
 			break
 		}
 		if time.Now().After(deadline) {
