@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/testsuite/fakeprovider"
+	"github.com/batonhq/baton/workflows"
 	"github.com/openai/openai-go/v3"
 )
 
@@ -248,5 +249,69 @@ func TestThinkingStreamsLiveWithItsSignatureToAnAnthropicCaller(t *testing.T) {
 	if len(m.Content) != 2 || m.Content[0].Type != "thinking" || m.Content[0].Thinking != "six times seven" || m.Content[0].Signature != "sig-42" ||
 		m.Content[1].Text != "It is 42." {
 		t.Errorf("content %+v", m.Content)
+	}
+}
+
+func TestAFailoverBeforeTheFirstByteIsInvisible(t *testing.T) {
+	tw := newLiveWorld(t, liveConfig, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{overloaded()}},
+		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "one clean answer", ChunkDelayMs: 50}}},
+	})
+	resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+	var text strings.Builder
+	for _, line := range strings.Split(body, "\n") {
+		var c struct {
+			Choices []struct{ Delta struct{ Content string } }
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(data), &c) == nil {
+			for _, ch := range c.Choices {
+				text.WriteString(ch.Delta.Content)
+			}
+		}
+	}
+	if resp.StatusCode != 200 || text.String() != "one clean answer" || strings.Contains(body, "error") || !strings.Contains(body, "data: [DONE]") {
+		t.Errorf("%d %q\n%s", resp.StatusCode, text.String(), body)
+	}
+	if resp.Trailer.Get("x-baton-fallback-reason") != "overloaded" {
+		t.Errorf("trailers %v", resp.Trailer)
+	}
+}
+
+// `baton reply cancel ID` aborts a reply whose attempt runs on the shared worker: the attempt
+// hears of it on its next heartbeat and closes the provider connection within a second.
+func TestReplyCancelAbortsAReplyOnTheSharedWorker(t *testing.T) {
+	w := testsuite.NewWorld(t, liveConfig, []store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-cancel-a"},
+		{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-cancel-b"}},
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{DelayMs: 30000, Text: "too late"}}}})
+	srv := testsuite.SharedServer(t)
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
+	run, err := srv.Client().ExecuteWorkflow(context.Background(), workflows.ReplyStartOptions("", tq, "main", ""), workflows.ReplyWorkflowName,
+		policy.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(w.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no provider call")
+		}
+	}
+	cancelled := time.Now()
+	if code, out, stderr := baton(t, "reply", "cancel", run.GetID(), "--address", srv.HostPort(), "--task-queue", tq); code != 0 || !strings.Contains(out, "cancelled") {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	err = run.Get(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), policy.ErrAborted) {
+		t.Errorf("the reply ended with %v, want AbortedError", err)
+	}
+	var ended time.Time
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ended.IsZero(); time.Sleep(50 * time.Millisecond) {
+		ended = w.Fake.Calls()[0].EndedAt
+	}
+	if ended.IsZero() || ended.Sub(cancelled) > 1500*time.Millisecond {
+		t.Errorf("the provider connection closed %v after the cancel, want about a second", ended.Sub(cancelled))
+	}
+	if n := len(w.Fake.Calls()); n != 1 {
+		t.Errorf("%d provider calls after an abort, want 1", n)
 	}
 }
