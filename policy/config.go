@@ -176,6 +176,8 @@ type Config struct {
 	Providers map[string]ProviderConfig
 	// CronJobs are cron.jobs[] (baton's key): jobs the worker keeps as schedules.
 	CronJobs []CronJob `json:"cronJobs,omitempty"`
+	// refs are the model refs the config names, and where (for Unreachable).
+	refs []refAt
 }
 
 // CronJob is one cron.jobs[] entry.
@@ -187,6 +189,10 @@ type CronJob struct {
 	Session string      `json:"session,omitempty"`
 	Message string      `json:"message"`
 	Payload CronPayload `json:"payload"`
+	// WaitForCooldown is payload.waitForCooldown: the durable wait of `baton reply --wait` (a
+	// duration, or milliseconds). Kept beside the payload, not in it: CronPayload travels in
+	// workflow inputs, and the wait has its own field there (ReplyRequest.WaitForCooldown).
+	WaitForCooldown time.Duration `json:"waitForCooldown,omitempty"`
 }
 
 // DefaultConfig is what an empty config file means.
@@ -230,20 +236,25 @@ func ParseConfig(src []byte) (*Config, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	cfg.refs = d.refs
 	return cfg, nil
 }
 
-type configDecoder struct{ err error }
+type configDecoder struct {
+	err  error          // the first problem
+	all  []*ConfigError // every problem
+	refs []refAt        // every model ref, where it is named
+}
 
 func (d *configDecoder) fail(path string, v *jsonValue, format string, args ...any) {
-	if d.err != nil {
-		return
-	}
 	e := &ConfigError{Path: path, Msg: fmt.Sprintf(format, args...)}
 	if v != nil {
 		e.Line, e.Col = v.line, v.col
 	}
-	d.err = e
+	d.all = append(d.all, e)
+	if d.err == nil {
+		d.err = e
+	}
 }
 
 func (d *configDecoder) want(path string, v *jsonValue, kind jsonKind) bool {
@@ -347,6 +358,9 @@ func (d *configDecoder) decode(root *jsonValue) *Config {
 					if m := p.get("model"); m != nil {
 						job.Payload.Model = d.ref(path+".payload.model", m)
 					}
+					if w := p.get("waitForCooldown"); w != nil {
+						job.WaitForCooldown = d.duration(path+".payload.waitForCooldown", w)
+					}
 					if f := p.get("fallbacks"); f != nil && d.want(path+".payload.fallbacks", f, jsonArray) {
 						job.Payload.HasFallbacks, job.Payload.Fallbacks = true, []ModelRef{}
 						for k, fe := range f.arr {
@@ -440,8 +454,61 @@ func (d *configDecoder) ref(path string, v *jsonValue) ModelRef {
 	r, err := ParseModelRef(v.str)
 	if err != nil {
 		d.fail(path, v, "%v", err)
+		return r
 	}
+	d.refs = append(d.refs, refAt{ref: r, at: ConfigError{Path: path, Line: v.line, Col: v.col}})
 	return r
+}
+
+// refAt is a model ref and where the config names it.
+type refAt struct {
+	ref ModelRef
+	at  ConfigError
+}
+
+// CheckConfig reads a config and returns every problem in it (not only the first), each with its
+// key and line: bad values, and model refs whose provider has neither a models.providers entry
+// nor a stored profile (hasProfile, nil: not checked), which would be discovered as an outage.
+func CheckConfig(src []byte, hasProfile func(provider string) bool) (*Config, []error) {
+	root, err := parseJSON5(string(src))
+	if err != nil {
+		return nil, []error{err}
+	}
+	d := &configDecoder{}
+	cfg := d.decode(root)
+	var out []error
+	for _, e := range d.all {
+		out = append(out, e)
+	}
+	if hasProfile != nil {
+		for _, e := range unreachable(cfg, d.refs, hasProfile) {
+			out = append(out, e)
+		}
+	}
+	if len(out) > 0 {
+		return nil, out
+	}
+	cfg.refs = d.refs
+	return cfg, nil
+}
+
+// Unreachable names the model refs of a parsed config whose provider has neither a
+// models.providers entry nor a stored profile.
+func (c *Config) Unreachable(hasProfile func(provider string) bool) []*ConfigError {
+	return unreachable(c, c.refs, hasProfile)
+}
+
+func unreachable(cfg *Config, refs []refAt, hasProfile func(string) bool) []*ConfigError {
+	var out []*ConfigError
+	for _, r := range refs {
+		if _, ok := cfg.Providers[r.ref.Provider]; ok || hasProfile(r.ref.Provider) {
+			continue
+		}
+		e := r.at
+		e.Msg = fmt.Sprintf("%s: provider %q has no models.providers entry and no stored profile (baton auth add --provider %s)", r.ref, r.ref.Provider, r.ref.Provider)
+		out = append(out, &e)
+	}
+	return out
 }
 
 // selection reads a model setting: "p/m" or {primary, fallbacks}. nil when absent.

@@ -256,3 +256,32 @@ func TestAnUnknownAPIIsAConfigMistake(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestCheckConfigNamesEveryProblemWithItsLine(t *testing.T) {
+	src := "{\n  agents: {defaults: {model: {primary: \"openai/gpt-5\",\n    fallbacks: [\"xai/grok-4\", \"anthropic/claude\"]}}},\n" +
+		"  models: {providers: {anthropic: {api: \"anthropic-messages\"}, corp: {api: \"soap\"}}},\n" +
+		"  auth: {cooldowns: {billingBackoffHours: -1}},\n}"
+	hasProfile := func(p string) bool { return p == "openai" }
+	_, errs := CheckConfig([]byte(src), hasProfile)
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{"models.providers.corp.api (line 4", "auth.cooldowns.billingBackoffHours (line 5",
+		`agents.defaults.model.fallbacks[0] (line 3, column 17): xai/grok-4: provider "xai" has no models.providers entry and no stored profile`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("missing %q in:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "anthropic/claude") || strings.Contains(all, "openai/gpt-5") {
+		t.Errorf("a provider with an entry or a profile is fine:\n%s", all)
+	}
+	cfg, err := ParseConfig([]byte(`{agents: {defaults: {model: "xai/grok-4"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := cfg.Unreachable(func(string) bool { return false }); len(u) != 1 || u[0].Path != "agents.defaults.model" {
+		t.Errorf("Unreachable: %v", u)
+	}
+}

@@ -19,7 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batonhq/baton/internal/health"
 	"github.com/batonhq/baton/internal/live"
+	"github.com/batonhq/baton/internal/tracing"
 	"github.com/batonhq/baton/internal/ui"
 	"github.com/batonhq/baton/internal/wire"
 	"github.com/batonhq/baton/policy"
@@ -69,6 +71,14 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		}
 		maxBody = n
 	}
+	// A reply is one trace from this request to each attempt (OTEL_EXPORTER_OTLP_ENDPOINT).
+	tracer, err := tracing.Setup(ctx, "baton-serve", os.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton serve: %v\n", err)
+		return exitUsage
+	}
+	defer shutdownTracing(tracer)
+	tf.interceptors = tracer.ClientInterceptors()
 	// Turns too large for a workflow input are kept in the store the worker reads.
 	st, err := openStore(ctx, *storeURL)
 	if err != nil {
@@ -76,9 +86,8 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	defer st.Close()
-	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	c, err := tf.dial(dctx)
-	cancel()
+	// A server that is not up yet is waited for (BATON_CONNECT_TIMEOUT), saying so.
+	c, err := tf.dialWaiting(ctx, func(msg string) { fmt.Fprintln(errOut, "baton serve: "+msg) })
 	if err != nil {
 		fmt.Fprintf(errOut, "baton serve: %v\n", err)
 		return exitFailure
@@ -96,13 +105,25 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	api := &server{client: c, taskQueue: tf.TaskQueue, token: token, config: cfg, timeout: *timeout,
-		content: st, maxBody: maxBody, live: door}
+		content: st, maxBody: maxBody, live: door, hasProfile: func(ctx context.Context, provider string) bool {
+			ps, err := st.ListProfiles(ctx, "main")
+			if err != nil {
+				return true // the store's trouble is not the request's mistake
+			}
+			for _, p := range ps {
+				if policy.NormalizeProvider(p.Provider) == provider {
+					return true
+				}
+			}
+			return false
+		}}
 	mux := http.NewServeMux()
 	// The operator page: the same token, as a bearer token or typed once into its sign-in form.
 	mux.Handle(ui.Prefix, ui.RequireToken(token, ui.New(ui.Options{Client: c, Namespace: tf.Namespace, Store: st,
 		Config: func() *policy.Config { return cfg }, WebUIURL: *webUI})))
+	health.Mount(mux, health.Temporal(c), health.Check{Name: "store", Fn: st.Ping})
 	mux.Handle("/", api)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: tracer.Handler(mux, "baton serve"), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "baton serve: OpenAI- and Anthropic-compatible endpoints on http://%s/v1 (task queue %s); the operator page on http://%s/ui/\n",
 		l.Addr(), tf.TaskQueue, l.Addr())
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -147,6 +168,8 @@ type server struct {
 	maxBody int64
 	// live runs the attempts of this server's callers (nil: the shared worker runs them all).
 	live *liveDoor
+	// hasProfile reports whether the store holds a profile of a provider (nil: not checked).
+	hasProfile func(ctx context.Context, provider string) bool
 }
 
 // DefaultMaxRequestBytes bounds a request body unless BATON_MAX_REQUEST_BYTES says otherwise.
@@ -292,6 +315,9 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 		return
 	}
 	req, wr, werr := decodeRequest(d.decode, body, r.Header.Get("x-baton-session"))
+	if werr == nil {
+		werr = applyWait(r.Header, wr, &req) // the durable wait: body wait_for_cooldown or header
+	}
 	if werr != nil {
 		d.writeError(w, werr)
 		return
@@ -299,6 +325,10 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	if _, ok := s.config.Agent(req.Agent); !ok && req.Agent != "main" {
 		// An agent the config does not have is a mistake to name, not a chain of defaults.
 		d.writeError(w, wire.BadRequest("model", "model: agent %q is not in the config's agents.list", req.Agent))
+		return
+	}
+	if werr := s.reachable(r.Context(), req); werr != nil {
+		d.writeError(w, werr)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
@@ -376,6 +406,25 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 			return
 		}
 	}
+}
+
+// reachable refuses a model whose provider has neither a models.providers entry nor a stored
+// profile: a mistake to name now, not an outage to discover.
+func (s *server) reachable(ctx context.Context, req policy.ReplyRequest) *wire.Error {
+	if s.hasProfile == nil || req.Cron == nil {
+		return nil
+	}
+	refs := map[string]policy.ModelRef{"model": req.Cron.Model}
+	for i, f := range req.Cron.Fallbacks {
+		refs[fmt.Sprintf("fallbacks[%d]", i)] = f
+	}
+	for param, ref := range refs {
+		if _, ok := s.config.Providers[ref.Provider]; ok || ref.IsZero() || s.hasProfile(ctx, ref.Provider) {
+			continue
+		}
+		return wire.BadRequest(param, "%s: %s: provider %q has no models.providers entry and no stored profile", param, ref, ref.Provider)
+	}
+	return nil
 }
 
 // abort cancels a reply whose caller went away: the provider connection closes (the attempt runs

@@ -438,6 +438,11 @@ func TestBadTurnsAreRefusedInTheCallersWireAndStartNothing(t *testing.T) {
 		!strings.Contains(body, `agent \"nobody\" is not in the config`) || !strings.Contains(body, `"param":"model"`) {
 		t.Errorf("an unknown agent: %d %s", resp.StatusCode, body)
 	}
+	tw.h.Config.Handler.(*server).hasProfile = func(_ context.Context, p string) bool { return p == "openai" || p == "anthropic" }
+	if resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":["xai/grok-4"],"messages":[{"role":"user","content":"hi"}]}`, nil); resp.StatusCode != 400 ||
+		!strings.Contains(body, `provider \"xai\" has no models.providers entry and no stored profile`) || !strings.Contains(body, `"param":"fallbacks[0]"`) {
+		t.Errorf("an unreachable provider: %d %s", resp.StatusCode, body)
+	}
 	anthropicCases := []struct{ name, body, names string }{
 		{"tool result without its call", `{"model":"anthropic/claude","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_zz","content":"x"}]}]}`, "messages[0].content[0].tool_use_id"},
 		{"schema not an object", `{"model":"anthropic/claude","max_tokens":9,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":[1]}]}`, "tools[0].input_schema"},

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/testsuite"
+)
+
+func TestConfigCheckPrintsEveryProblemWithItsLine(t *testing.T) {
+	w := testsuite.NewWorld(t, `{}`, []store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-check-a"}}, nil)
+	file := filepath.Join(t.TempDir(), "openclaw.json5")
+	_ = os.WriteFile(file, []byte("{\n  agents: {defaults: {model: {primary: \"openai/gpt-5\",\n    fallbacks: [\"xai/grok-4\"]}}},\n  models: {providers: {corp: {api: \"soap\"}}},\n}"), 0o600)
+	code, out, _ := baton(t, "config", "check", file, "--store", w.StoreURL)
+	if code != exitFailure || !strings.Contains(out, "models.providers.corp.api (line 4") ||
+		!strings.Contains(out, `fallbacks[0] (line 3, column 17): xai/grok-4: provider "xai" has no models.providers entry and no stored profile`) ||
+		strings.Contains(out, "openai/gpt-5") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	good := filepath.Join(t.TempDir(), "good.json5")
+	_ = os.WriteFile(good, []byte(`{agents: {defaults: {model: "openai/gpt-5"}}}`), 0o600)
+	if code, out, stderr := baton(t, "config", "check", good, "--store", w.StoreURL); code != 0 || !strings.Contains(out, "ok") {
+		t.Errorf("a good config: exit %d %s %s", code, out, stderr)
+	}
+}
