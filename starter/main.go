@@ -28,6 +28,7 @@ var commands = map[string]command{
 	"auth":          {"auth profiles: list, add, order set, clear-cooldown, test", runAuth},
 	"doctor":        {"import OpenClaw's legacy auth files (--state-dir DIR [--fix])", runDoctor},
 	"classify":      {"classify provider errors: JSON lines on stdin, one {\"reason\"} per line out", runClassify},
+	"config":        {"check a config: every problem with its line (config check FILE [--store URL])", runConfig},
 	"fake-provider": {"serve the scriptable fake model provider (--listen ADDR --script FILE)", runFakeProvider},
 	"codec-server":  {"serve the payload codec (BATON_PAYLOAD_KEY) for the Web UI", runCodecServer},
 	"cron":          {"cron jobs on Temporal Schedules: add, list, describe, pause, resume, trigger, backfill, delete", runCron},
