@@ -14,8 +14,10 @@ import (
 	"github.com/batonhq/baton/internal/schedules"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -31,6 +33,10 @@ var overlapPolicies = map[string]enumspb.ScheduleOverlapPolicy{
 // runCron dispatches `baton cron add|list|describe|pause|resume|trigger|backfill|delete`.
 func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 	subs := "add, list, describe, pause, resume, trigger, backfill, delete"
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(out, cronHelp)
+		return 0
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(errOut, "baton cron: want a subcommand first: %s\n", subs)
 		return exitUsage
@@ -42,6 +48,7 @@ func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 	var (
 		spec, tz, agent, model, fallbacks, session, overlap, note string
 		noFallbacks                                               bool
+		wait                                                      time.Duration
 		from, to                                                  string
 	)
 	switch sub {
@@ -53,6 +60,7 @@ func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fs.StringVar(&fallbacks, "fallbacks", "", "payload.fallbacks: comma-separated provider/model list (default: the configured fallbacks)")
 		fs.BoolVar(&noFallbacks, "no-fallbacks", false, "payload.fallbacks: []: the job is strict")
 		fs.StringVar(&session, "session", "", "session key the runs reply in (default: none)")
+		fs.DurationVar(&wait, "wait", 0, "payload.waitForCooldown: when every model is cooling down, sleep (durably) until the first comes back, for up to this long (e.g. 30m)")
 		fs.StringVar(&overlap, "overlap", "skip", "when a run is still going at the next time: skip, buffer_one, buffer_all, cancel_other, terminate_other, allow_all")
 	case "pause", "resume":
 		fs.StringVar(&note, "note", "", "why (shown in describe and the Web UI)")
@@ -87,6 +95,11 @@ func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 			fmt.Fprintf(errOut, "baton cron add: %v\n", err)
 			return exitUsage
 		}
+		if wait < 0 {
+			fmt.Fprintf(errOut, "baton cron add: --wait %s is negative\n", wait)
+			return exitUsage
+		}
+		req.WaitForCooldown = wait
 		if err := checkCron(spec); err != nil {
 			fmt.Fprintf(errOut, "baton cron add: --cron: %v\n", err)
 			return exitUsage
@@ -125,8 +138,10 @@ func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	defer c.Close()
 	sc := c.ScheduleClient()
+	// Memos are written through the client's converter (encrypted under BATON_PAYLOAD_KEY).
+	opts, _ := tf.clientOptions() // dial checked them
 	if sub == "list" {
-		return cronList(dctx, sc, out, errOut)
+		return cronList(dctx, sc, opts.DataConverter, out, errOut)
 	}
 	id := fs.Arg(0)
 	h := sc.GetHandle(dctx, cronPrefix+id)
@@ -141,7 +156,7 @@ func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 			fmt.Fprintf(out, "Cron job %s: %q (%s), agent %s.\n", id, spec, orUTC(tz), agent)
 		}
 	case "describe":
-		return cronDescribe(dctx, c, h, id, out, errOut)
+		return cronDescribe(dctx, c, h, opts.DataConverter, id, out, errOut)
 	case "pause":
 		err = h.Pause(dctx, client.SchedulePauseOptions{Note: note})
 	case "resume":
@@ -221,7 +236,7 @@ func checkCron(spec string) error {
 	return nil
 }
 
-func cronList(ctx context.Context, sc client.ScheduleClient, out, errOut io.Writer) int {
+func cronList(ctx context.Context, sc client.ScheduleClient, dc converter.DataConverter, out, errOut io.Writer) int {
 	it, err := sc.List(ctx, client.ScheduleListOptions{})
 	if err != nil {
 		fmt.Fprintf(errOut, "baton cron list: %v\n", err)
@@ -244,7 +259,7 @@ func cronList(ctx context.Context, sc client.ScheduleClient, out, errOut io.Writ
 		if len(e.NextActionTimes) > 0 {
 			next = e.NextActionTimes[0].UTC().Format(time.RFC3339)
 		}
-		cron := schedules.MemoString(e.Memo, "cron")
+		cron := schedules.MemoString(dc, e.Memo, "cron")
 		if cron == "" {
 			cron = "-"
 		}
@@ -257,20 +272,23 @@ func cronList(ctx context.Context, sc client.ScheduleClient, out, errOut io.Writ
 	return 0
 }
 
-func cronDescribe(ctx context.Context, c client.Client, h client.ScheduleHandle, id string, out, errOut io.Writer) int {
+func cronDescribe(ctx context.Context, c client.Client, h client.ScheduleHandle, dc converter.DataConverter, id string, out, errOut io.Writer) int {
 	d, err := h.Describe(ctx)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton cron describe %s: %v\n", id, err)
 		return exitFailure
 	}
 	fmt.Fprintf(out, "cron job %s\n", id)
-	spec, tz := schedules.MemoString(d.Memo, "cron"), schedules.MemoString(d.Memo, "tz")
+	spec, tz := schedules.MemoString(dc, d.Memo, "cron"), schedules.MemoString(dc, d.Memo, "tz")
 	if spec == "" && d.Schedule.Spec != nil {
 		spec, tz = strings.Join(d.Schedule.Spec.CronExpressions, "; "), d.Schedule.Spec.TimeZoneName
 	}
 	fmt.Fprintf(out, "  cron:   %s (%s)\n", dash(spec), orUTC(tz))
 	if a, ok := d.Schedule.Action.(*client.ScheduleWorkflowAction); ok && len(a.Args) > 0 {
 		fmt.Fprintf(out, "  action: %s on task queue %s\n", a.Workflow, a.TaskQueue)
+		if line := cronReplyLine(dc, a.Args[0]); line != "" {
+			fmt.Fprintf(out, "  reply:  %s\n", line)
+		}
 	}
 	fmt.Fprintf(out, "  paused: %v", d.Schedule.State.Paused)
 	if d.Schedule.State.Note != "" {
@@ -286,6 +304,46 @@ func cronDescribe(ctx context.Context, c client.Client, h client.ScheduleHandle,
 		fmt.Fprintf(out, "  %s  %s: %s\n", a.ActualTime.UTC().Format(time.RFC3339), wid, runOutcome(ctx, c, wid, a.StartWorkflowResult.FirstExecutionRunID))
 	}
 	return 0
+}
+
+// cronReplyLine describes the reply a job starts (its argument, as the server keeps it: a
+// payload the client's converter reads, encrypted under BATON_PAYLOAD_KEY).
+func cronReplyLine(dc converter.DataConverter, arg any) string {
+	p, ok := arg.(*commonpb.Payload)
+	if !ok {
+		return ""
+	}
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	var req policy.ReplyRequest
+	if err := dc.FromPayload(p, &req); err != nil {
+		return "unreadable (" + err.Error() + ")"
+	}
+	parts := []string{"agent " + req.Agent}
+	if req.Session != "" {
+		parts = append(parts, "session "+req.Session)
+	}
+	if c := req.Cron; c != nil && !c.Model.IsZero() {
+		m := "model " + c.Model.String()
+		switch {
+		case c.HasFallbacks && len(c.Fallbacks) == 0:
+			m += " (strict)"
+		case c.HasFallbacks:
+			var fb []string
+			for _, f := range c.Fallbacks {
+				fb = append(fb, f.String())
+			}
+			m += " then " + strings.Join(fb, ", ")
+		default:
+			m += " (then the configured fallbacks)"
+		}
+		parts = append(parts, m)
+	}
+	if req.WaitForCooldown > 0 {
+		parts = append(parts, "waits up to "+req.WaitForCooldown.String()+" for a cooldown")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // runOutcome is a cron run's answer or failure summary, or that it is still running.

@@ -11,15 +11,19 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/codec"
+	"github.com/batonhq/baton/internal/dial"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/logging"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 )
 
 // temporalFlags are the connection flags every command that talks to Temporal takes. Their
 // defaults come from the environment, as for the worker.
 type temporalFlags struct {
 	env.Temporal
+	// interceptors go on the client (serve's tracing); none for most commands.
+	interceptors []interceptor.ClientInterceptor
 }
 
 func (t *temporalFlags) register(fs *flag.FlagSet) {
@@ -47,15 +51,26 @@ func (t *temporalFlags) validate(set map[string]bool) error {
 	return nil
 }
 
+// clientOptions are the options of every client the CLI makes: with BATON_PAYLOAD_KEY (and
+// BATON_PAYLOAD_KEYS) it reads and writes encrypted payloads and failure messages as the worker does.
+func (t *temporalFlags) clientOptions() (client.Options, error) {
+	conv, err := codec.ConvertersFromEnv(os.LookupEnv)
+	if err != nil {
+		return client.Options{}, err
+	}
+	return client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logging.Discard,
+		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors}, nil
+}
+
 // dial connects, retrying until ctx ends so that a command run right after the server starts
 // waits for it instead of failing.
 func (t *temporalFlags) dial(ctx context.Context) (client.Client, error) {
-	dc, err := codec.DataConverter(os.Getenv(codec.EnvKey))
+	opts, err := t.clientOptions()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", codec.EnvKey, err)
+		return nil, err
 	}
 	for {
-		c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logging.Discard, DataConverter: dc})
+		c, err := client.Dial(opts)
 		if err == nil {
 			return c, nil
 		}
@@ -67,6 +82,20 @@ func (t *temporalFlags) dial(ctx context.Context) (client.Client, error) {
 	}
 }
 
+// dialWaiting is dial for a long-running command (serve): it waits up to BATON_CONNECT_TIMEOUT
+// (default 60 s) for the server and its namespace, telling say what it waits for.
+func (t *temporalFlags) dialWaiting(ctx context.Context, say func(string)) (client.Client, error) {
+	timeout, err := dial.Timeout(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := t.clientOptions()
+	if err != nil {
+		return nil, err
+	}
+	return dial.Dial(ctx, opts, timeout, say)
+}
+
 // parseFlags parses args and says what was wrong in one line; it returns the flags given.
 func parseFlags(fs *flag.FlagSet, args []string, errOut io.Writer) (map[string]bool, int, bool) {
 	fs.SetOutput(io.Discard)
@@ -75,6 +104,7 @@ func parseFlags(fs *flag.FlagSet, args []string, errOut io.Writer) (map[string]b
 			fs.SetOutput(errOut)
 			fmt.Fprintf(errOut, "Usage of baton %s:\n", fs.Name())
 			fs.PrintDefaults()
+			printExamples(errOut, fs.Name())
 			return nil, 0, false
 		}
 		fmt.Fprintf(errOut, "baton %s: %v\n", fs.Name(), err)

@@ -37,6 +37,10 @@ func loadHistory(ctx context.Context, tf temporalFlags, arg, runID string) (*his
 
 // runHistory is `baton history export ID [--run-id R]`.
 func runHistory(ctx context.Context, args []string, out, errOut io.Writer) int {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(out, historyHelp)
+		return 0
+	}
 	if len(args) == 0 || args[0] != "export" {
 		fmt.Fprintln(errOut, "baton history: want `baton history export WORKFLOW_ID [--run-id R] > FILE.json`")
 		return exitUsage
@@ -45,6 +49,7 @@ func runHistory(ctx context.Context, args []string, out, errOut io.Writer) int {
 	var tf temporalFlags
 	tf.register(fs)
 	runID := fs.String("run-id", "", "run id (default: the latest run)")
+	decode := fs.Bool("decode", false, "write the payloads and failure messages decrypted (BATON_PAYLOAD_KEY), readable without the key: keep the file as safe as the prompts it holds")
 	set, code, ok := parseFlags(fs, args[1:], errOut)
 	if !ok {
 		return code
@@ -69,6 +74,20 @@ func runHistory(ctx context.Context, args []string, out, errOut io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(errOut, "baton history export: %v\n", err)
 		return exitFailure
+	}
+	if *decode {
+		pc, err := codec.FromEnv(os.LookupEnv)
+		if err == nil && pc == nil {
+			err = fmt.Errorf("--decode needs the key: %s is not set", codec.EnvKey)
+		}
+		if err == nil {
+			codec.DecodeFailures(h, pc.Converters().Data)
+			err = pc.DecodePayloads(h)
+		}
+		if err != nil {
+			fmt.Fprintf(errOut, "baton history export: %v\n", err)
+			return exitFailure
+		}
 	}
 	data, err := history.Marshal(h)
 	if err != nil {
@@ -110,7 +129,18 @@ func runReplay(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton replay: %v\n", err)
 		return exitFailure
 	}
-	replayer := worker.NewWorkflowReplayer()
+	// An encrypted history replays through the same converters as the worker's (BATON_PAYLOAD_KEY).
+	conv, err := codec.ConvertersFromEnv(os.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton replay: %v\n", err)
+		return exitUsage
+	}
+	replayer, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{
+		DataConverter: conv.Data, FailureConverter: conv.Failure})
+	if err != nil {
+		fmt.Fprintf(errOut, "baton replay: %v\n", err)
+		return exitFailure
+	}
 	registry.RegisterWorkflows(replayer)
 	if err := replayer.ReplayWorkflowHistory(nil, h); err != nil {
 		fmt.Fprintf(errOut, "baton replay: %s does not replay against this code: %v\n", arg, err)
@@ -144,10 +174,11 @@ func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton explain: --svg: want a file name, got %q\n", *svgOut)
 		return exitUsage
 	}
-	// An encrypted history is read with the same key as the worker's (BATON_PAYLOAD_KEY).
-	dc, err := codec.DataConverter(os.Getenv(codec.EnvKey))
+	// An encrypted history is read with the same keys as the worker's (BATON_PAYLOAD_KEY, and
+	// BATON_PAYLOAD_KEYS for one written before a rotation).
+	conv, err := codec.ConvertersFromEnv(os.LookupEnv)
 	if err != nil {
-		fmt.Fprintf(errOut, "baton explain: %s: %v\n", codec.EnvKey, err)
+		fmt.Fprintf(errOut, "baton explain: %v\n", err)
 		return exitUsage
 	}
 	h, err := loadHistory(ctx, tf, fs.Arg(0), *runID)
@@ -155,7 +186,9 @@ func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton explain: %v\n", err)
 		return exitFailure
 	}
-	tl, err := history.ExplainWith(h, history.Options{DataConverter: dc})
+	// Failure messages are encoded too (the failure converter): restore them for the timeline.
+	codec.DecodeFailures(h, conv.Data)
+	tl, err := history.ExplainWith(h, history.Options{DataConverter: conv.Data})
 	if err != nil {
 		fmt.Fprintf(errOut, "baton explain: %s: %v\n", fs.Arg(0), err)
 		return exitFailure

@@ -25,7 +25,7 @@ type command struct {
 
 var commands = map[string]command{
 	"bench":         {"measure baton end to end against its goals (make bench) [--json]", runBench},
-	"auth":          {"auth profiles: list, add, order set, clear-cooldown, test", runAuth},
+	"auth":          {"auth profiles: list, add, order set, clear-cooldown, test, disable, enable, remove, rekey", runAuth},
 	"doctor":        {"import OpenClaw's legacy auth files (--state-dir DIR [--fix])", runDoctor},
 	"classify":      {"classify provider errors: JSON lines on stdin, one {\"reason\"} per line out", runClassify},
 	"config":        {"check a config: every problem with its line (config check FILE [--store URL])", runConfig},
@@ -36,7 +36,9 @@ var commands = map[string]command{
 	"history":       {"export a workflow history as JSON (history export ID > FILE.json)", runHistory},
 	"replay":        {"replay a history (FILE.json or --workflow-id ID) against this code", runReplay},
 	"serve":         {"an OpenAI-compatible endpoint: POST /v1/chat/completions, GET /v1/models (--listen 127.0.0.1:8080)", runServe},
-	"session":       {"show or change a session: status, model, reset, patch, compact", runSession},
+	"session":       {"list, show or change sessions: list, status, model, reset, patch, compact", runSession},
+	"replies":       {"list recent replies from visibility (--failed-over, --agent, --since 24h)", runReplies},
+	"health":        {"probe a /healthz or /readyz URL: exit 0 when it answers 2xx (compose healthchecks)", runHealth},
 	"simulate":      {"run a scenario file through the real workflow (--check compares with its expect)", runSimulate},
 	"reply":         {"start a reply and print the answer (and any failover notice)", runReply},
 	"ping":          {"check that a worker answers on the task queue", runPing},
@@ -60,6 +62,10 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton: unknown command %q (run 'baton help')\n", args[0])
 		return exitUsage
 	}
+	if text, ok := dispatcherHelp[args[0]]; ok && len(args) == 2 && isHelp(args[1]) {
+		fmt.Fprint(out, text)
+		return 0
+	}
 	return cmd.run(ctx, args[1:], out, errOut)
 }
 
@@ -79,6 +85,11 @@ func printUsage(w io.Writer) {
 }
 
 func runVersion(_ context.Context, args []string, out, errOut io.Writer) int {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprintln(out, "Usage: baton version   (prints baton's version)")
+		printExamples(out, "version")
+		return 0
+	}
 	if len(args) > 0 {
 		fmt.Fprintf(errOut, "baton version: unexpected argument %q\n", strings.Join(args, " "))
 		return exitUsage

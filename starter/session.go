@@ -19,11 +19,18 @@ import (
 
 // runSession dispatches `baton session status|model|reset|patch|compact S`.
 func runSession(ctx context.Context, args []string, out, errOut io.Writer) int {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(out, sessionHelp)
+		return 0
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(errOut, "baton session: want a subcommand first: status, model, reset, patch, compact")
+		fmt.Fprintln(errOut, "baton session: want a subcommand first: list, status, model, reset, patch, compact (baton session --help)")
 		return exitUsage
 	}
 	sub := args[0]
+	if sub == "list" {
+		return runSessionList(ctx, args[1:], out, errOut)
+	}
 	fs := flag.NewFlagSet("session "+sub, flag.ContinueOnError)
 	agent := fs.String("agent", "main", "agent id (for a new session)")
 	storeURL := storeFlag(fs)
@@ -42,7 +49,7 @@ func runSession(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "baton session patch: want SESSION field=value...")
 		return exitUsage
 	case !known:
-		fmt.Fprintf(errOut, "baton session: unknown subcommand %q (status, model, reset, patch, compact)\n", sub)
+		fmt.Fprintf(errOut, "baton session: unknown subcommand %q (list, status, model, reset, patch, compact)\n", sub)
 		return exitUsage
 	case fs.NArg() != n:
 		usage := map[string]string{"status": "SESSION", "model": "SESSION provider/model[@profile]", "reset": "SESSION", "compact": "SESSION"}

@@ -43,7 +43,16 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 		}
 		contentKey = key
 	}
-	return store.Open(ctx, url, store.Options{ContentKey: contentKey})
+	// Credential secrets are sealed at rest with BATON_SECRET_KEY, as the worker seals them.
+	var secretKey []byte
+	if k := os.Getenv(store.SecretKeyEnv); k != "" {
+		key, err := store.ParseSecretKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", store.SecretKeyEnv, err)
+		}
+		secretKey = key
+	}
+	return store.Open(ctx, url, store.Options{ContentKey: contentKey, SecretKey: secretKey})
 }
 
 // lazyStore opens the store on first use: a starter whose turns all travel inline needs none.
@@ -122,13 +131,21 @@ func runDoctor(ctx context.Context, args []string, out, errOut io.Writer) int {
 	return 0
 }
 
-// runAuth dispatches `baton auth list|add|order set|clear-cooldown`.
+// runAuth dispatches `baton auth list|add|order set|clear-cooldown|test|disable|enable|remove|rekey`.
 func runAuth(ctx context.Context, args []string, out, errOut io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(errOut, "baton auth: want a subcommand: list, add, order set, clear-cooldown, test")
+		fmt.Fprintln(errOut, "baton auth: want a subcommand: list, add, order set, clear-cooldown, test, disable, enable, remove, rekey (baton auth --help)")
 		return exitUsage
 	}
+	if isHelp(args[0]) {
+		fmt.Fprint(out, authHelp)
+		return 0
+	}
 	switch args[0] {
+	case "disable", "enable", "remove":
+		return runAuthManual(ctx, args[0], args[1:], out, errOut)
+	case "rekey":
+		return runAuthRekey(ctx, args[1:], out, errOut)
 	case "list":
 		return runAuthList(ctx, args[1:], out, errOut)
 	case "add":
@@ -144,7 +161,7 @@ func runAuth(ctx context.Context, args []string, out, errOut io.Writer) int {
 	case "test":
 		return runAuthTest(ctx, args[1:], out, errOut)
 	}
-	fmt.Fprintf(errOut, "baton auth: unknown subcommand %q (list, add, order set, clear-cooldown, test)\n", args[0])
+	fmt.Fprintf(errOut, "baton auth: unknown subcommand %q (list, add, order set, clear-cooldown, test, disable, enable, remove, rekey)\n", args[0])
 	return exitUsage
 }
 
@@ -166,7 +183,7 @@ func runAuthList(ctx context.Context, args []string, out, errOut io.Writer) int 
 		return exitFailure
 	}
 	defer s.Close()
-	profiles, err := s.ListProfiles(ctx, *agent)
+	profiles, err := s.ListAllProfiles(ctx, *agent)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton auth list: %v\n", err)
 		return exitFailure
@@ -182,6 +199,7 @@ func runAuthList(ctx context.Context, args []string, out, errOut io.Writer) int 
 		State    string              `json:"state"`
 		Until    *time.Time          `json:"until,omitempty"`
 		Reason   policy.Reason       `json:"reason,omitempty"`
+		Note     string              `json:"note,omitempty"`
 		Stats    policy.ProfileStats `json:"usageStats"`
 	}
 	rows := make([]row, 0, len(profiles))
@@ -192,6 +210,9 @@ func runAuthList(ctx context.Context, args []string, out, errOut io.Writer) int 
 			r.Expires = &e
 		}
 		switch st := p.Stats; {
+		case p.Manual != nil:
+			// An operator's disable outranks the ladder's states: the profile is in no chain.
+			r.State, r.Until, r.Note = "manually disabled", nil, p.Manual.Note
 		case !st.DisabledUntil.IsZero() && now.Before(st.DisabledUntil):
 			r.State, r.Reason, r.Until = "disabled", st.DisabledReason, &st.DisabledUntil
 		case !st.CooldownUntil.IsZero() && now.Before(st.CooldownUntil):
@@ -224,7 +245,11 @@ func runAuthList(ctx context.Context, args []string, out, errOut io.Writer) int 
 		if r.Until != nil {
 			until = r.Until.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, dash(r.Email), expires, r.State, until, dash(string(r.Reason)))
+		reason := string(r.Reason)
+		if r.Note != "" {
+			reason = r.Note
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, dash(r.Email), expires, r.State, until, dash(reason))
 	}
 	_ = tw.Flush()
 	return 0
@@ -362,7 +387,7 @@ func runAuthClearCooldown(ctx context.Context, args []string, out, errOut io.Wri
 		return exitFailure
 	}
 	defer s.Close()
-	profiles, err := s.ListProfiles(ctx, *agent)
+	profiles, err := s.ListAllProfiles(ctx, *agent)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton auth clear-cooldown: %v\n", err)
 		return exitFailure

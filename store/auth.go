@@ -27,12 +27,16 @@ func (s *Store) PutCredential(ctx context.Context, agent string, c Credential) e
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	return s.write(ctx, func(t *tx) error { return putCredential(ctx, t, agent, c) })
+	return s.write(ctx, func(t *tx) error { return s.putCredential(ctx, t, agent, c) })
 }
 
-func putCredential(ctx context.Context, t *tx, agent string, c Credential) error {
-	secret, err := json.Marshal(secretFields{Key: c.Key, Access: c.Access, Refresh: c.Refresh, Token: c.Token,
+func (s *Store) putCredential(ctx context.Context, t *tx, agent string, c Credential) error {
+	plain, err := json.Marshal(secretFields{Key: c.Key, Access: c.Access, Refresh: c.Refresh, Token: c.Token,
 		ProjectID: c.ProjectID, EnterpriseURL: c.EnterpriseURL})
+	if err != nil {
+		return err
+	}
+	secret, err := sealSecret(s.secret, agent, c.ID, plain) // plain without BATON_SECRET_KEY
 	if err != nil {
 		return err
 	}
@@ -83,8 +87,12 @@ func (s *Store) Secret(ctx context.Context, agent, id string) (Credential, error
 	if err != nil {
 		return Credential{}, err
 	}
+	plain, err := openSecret(s.secret, agent, id, secret)
+	if err != nil {
+		return Credential{}, err
+	}
 	var f secretFields
-	if err := json.Unmarshal([]byte(secret), &f); err != nil {
+	if err := json.Unmarshal(plain, &f); err != nil {
 		return Credential{}, fmt.Errorf("profile %q: stored secret unreadable", id) // never echo the secret
 	}
 	c.Expires = fromMS(expires)
@@ -92,9 +100,10 @@ func (s *Store) Secret(ctx context.Context, agent, id string) (Credential, error
 	return c, nil
 }
 
-// ListProfiles returns an agent's profiles in stored order, with their usage stats and without
-// secrets, followed by provider:env for each provider key set in the environment.
-func (s *Store) ListProfiles(ctx context.Context, agent string) ([]Profile, error) {
+// listProfiles returns an agent's profiles in stored order, with their usage stats and without
+// secrets, followed by provider:env for each provider key set in the environment (ListProfiles
+// and ListAllProfiles, manual.go, tell the manually disabled apart).
+func (s *Store) listProfiles(ctx context.Context, agent string) ([]Profile, error) {
 	rows, err := s.query(ctx, `SELECT p.id, p.provider, p.type, p.email, p.expires_ms, COALESCE(st.stats_json, '')
 		FROM auth_profiles p LEFT JOIN auth_stats st ON st.agent = p.agent AND st.profile_id = p.id
 		WHERE p.agent = ? ORDER BY p.seq`, agent)

@@ -293,7 +293,7 @@ func (s *Store) ImportLegacy(ctx context.Context, li *LegacyImport) error {
 		for _, agent := range slices.Sorted(maps.Keys(li.Agents)) {
 			a := li.Agents[agent]
 			for _, c := range a.Credentials {
-				if err := putCredential(ctx, t, agent, c); err != nil {
+				if err := s.putCredential(ctx, t, agent, c); err != nil {
 					return fmt.Errorf("agent %s profile %s: %w", agent, c.ID, err)
 				}
 			}

@@ -78,6 +78,9 @@ type Profile struct {
 	Email string `json:"email,omitempty"`
 	// Source is "store", or "env" for a key read from OPENAI_API_KEY and the like.
 	Source string `json:"source"`
+	// Manual is set when an operator disabled the profile (`baton auth disable`): it is in no
+	// chain until enabled. Only ListAllProfiles returns such profiles.
+	Manual *ManualDisable `json:"manual,omitempty"`
 }
 
 // Session is a conversation's failover state.
@@ -111,6 +114,8 @@ type Store struct {
 	lookup func(string) (string, bool)
 	// content seals turn content and keys its refs; nil stores content plain.
 	content *contentKey
+	// secret seals credential secrets at rest (BATON_SECRET_KEY, secrets.go); nil stores them plain.
+	secret *secretKey
 	// now stamps content rows (time.Now; tests move it).
 	now func() time.Time
 }
@@ -122,6 +127,10 @@ type Options struct {
 	// ContentKey is the 32-byte BATON_PAYLOAD_KEY. Set, turn content is sealed (AES-256-GCM) and
 	// its refs are keyed HMACs that reveal nothing about it; nil, content is stored plain.
 	ContentKey []byte
+	// SecretKey is the 32-byte BATON_SECRET_KEY. Set, credential secrets are stored sealed
+	// (AES-256-GCM, the key's id on each row); a store holding secrets sealed under a key this
+	// process lacks is refused at Open, before anything is written.
+	SecretKey []byte
 }
 
 // Open connects to sqlite://PATH or postgres://… and brings the schema up to date. It refuses a
@@ -137,6 +146,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 			return nil, err
 		}
 		s.content = k
+	}
+	if opts.SecretKey != nil {
+		k, err := newSecretKey(opts.SecretKey)
+		if err != nil {
+			return nil, err
+		}
+		s.secret = k
 	}
 	scheme, rest, ok := strings.Cut(url, "://")
 	if !ok || rest == "" {
@@ -159,6 +175,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	pingCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if err := s.db.PingContext(pingCtx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("store %s: %w", redact(url), err)
+	}
+	if err := s.checkSecretKeys(ctx); err != nil {
 		s.db.Close()
 		return nil, fmt.Errorf("store %s: %w", redact(url), err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,9 @@ import (
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.temporal.io/sdk/client"
 )
 
@@ -64,12 +68,27 @@ func TestMetricsAreScraped(t *testing.T) {
 		`baton_reply_latency_count{`,
 		`baton_cooldown_seconds_bucket{provider="openai",reason="rate_limit",le="60"} 2`,
 		"temporal_workflow_completed",
+		"# HELP baton_fallbacks_total Replies answered by a fallback",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if t.Failed() {
+	// The page is valid Prometheus exposition, as the standard client's parser reads it, with
+	// each family of the kind a dashboard expects.
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("the scrape does not parse: %v", err)
+	}
+	for name, kind := range map[string]dto.MetricType{"baton_attempts_total": dto.MetricType_COUNTER, "baton_fallbacks_total": dto.MetricType_COUNTER,
+		"baton_cooldown_seconds": dto.MetricType_HISTOGRAM, "baton_reply_latency": dto.MetricType_HISTOGRAM,
+		"temporal_workflow_completed": dto.MetricType_COUNTER, "go_goroutines": dto.MetricType_GAUGE} {
+		if f := fams[name]; f == nil || f.GetType() != kind {
+			t.Errorf("%s: %v, want a %v", name, f.GetType(), kind)
+		}
+	}
+	if t.Failed() || os.Getenv("BATON_SHOW_METRICS") != "" {
 		t.Log(text)
 	}
 }

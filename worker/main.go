@@ -8,15 +8,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/codec"
+	"github.com/batonhq/baton/internal/dial"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/internal/metrics"
 	"github.com/batonhq/baton/internal/registry"
 	"github.com/batonhq/baton/internal/schedules"
+	"github.com/batonhq/baton/internal/tracing"
 	"github.com/batonhq/baton/store"
 	"github.com/sethvargo/go-envconfig"
 	"go.temporal.io/sdk/client"
@@ -72,7 +75,35 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	if cfg.PayloadKey != "" {
 		contentKey, _ = codec.ParseKey(cfg.PayloadKey) // validated
 	}
-	st, err := store.Open(context.Background(), cfg.Store, store.Options{ContentKey: contentKey})
+	oldKeys, _ := lookup.Lookup(codec.EnvOldKeys)
+	payloadCodec, err := codec.Parse(cfg.PayloadKey, oldKeys)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton-worker: %v\n", err)
+		return exitUsage
+	}
+	var secretKey []byte
+	if v, _ := lookup.Lookup(store.SecretKeyEnv); v != "" {
+		if secretKey, err = store.ParseSecretKey(v); err != nil {
+			fmt.Fprintf(stderr, "baton-worker: %s: %v\n", store.SecretKeyEnv, err)
+			return exitUsage
+		}
+	}
+	connectTimeout, err := dial.Timeout(lookup.Lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton-worker: %v\n", err)
+		return exitUsage
+	}
+	tracer, err := tracing.Setup(context.Background(), "baton-worker", lookup.Lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton-worker: %v\n", err)
+		return exitUsage
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tracer.Shutdown(sctx)
+	}()
+	st, err := store.Open(context.Background(), cfg.Store, store.Options{ContentKey: contentKey, SecretKey: secretKey})
 	if err != nil {
 		logger.Error("cannot open the store", zap.Error(err))
 		fmt.Fprintf(stderr, "baton-worker: BATON_STORE: %v\n", err)
@@ -83,40 +114,55 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	go pruneContent(watchCtx, st, cfg.Retention(), logger, time.Hour)
 
 	identity := workerIdentity()
-	dc, err := codec.DataConverter(cfg.PayloadKey)
-	if err != nil {
-		fmt.Fprintf(stderr, "baton-worker: BATON_PAYLOAD_KEY: %v\n", err)
-		return exitUsage
-	}
+	conv := payloadCodec.Converters()
 	reg := metrics.New()
+	// The metrics listener starts before Temporal is reached: /healthz answers at once, /readyz
+	// once the client is connected and the store answers.
+	var connected atomic.Pointer[client.Client]
 	if cfg.MetricsListen != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsListen, reg, st, configSource, logger)
+		stopMetrics, err := serveMetrics(cfg.MetricsListen, reg, st, configSource, &connected, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "baton-worker: BATON_METRICS_LISTEN %s: %v\n", cfg.MetricsListen, err)
 			return exitFailure
 		}
 		defer stopMetrics()
 	}
-	c, err := client.Dial(client.Options{
-		MetricsHandler: reg.SDK(),
-		DataConverter:  dc,
-		Identity:       identity,
-		HostPort:       cfg.Address,
-		Namespace:      cfg.Namespace,
-		Logger:         logging.SDK(logger),
-	})
+	dialCtx, stopDial := context.WithCancel(context.Background())
+	go func() { // an interrupt while waiting for the server stops the wait
+		select {
+		case <-interrupt:
+			stopDial()
+		case <-dialCtx.Done():
+		}
+	}()
+	c, err := dial.Dial(dialCtx, client.Options{
+		MetricsHandler:   reg.SDK(),
+		DataConverter:    conv.Data,
+		FailureConverter: conv.Failure,
+		Interceptors:     tracer.ClientInterceptors(),
+		Identity:         identity,
+		HostPort:         cfg.Address,
+		Namespace:        cfg.Namespace,
+		Logger:           logging.SDK(logger),
+	}, connectTimeout, func(msg string) { logger.Warn(msg) })
+	interrupted := dialCtx.Err() != nil
+	stopDial()
 	if err != nil {
+		if interrupted {
+			logger.Info("baton-worker stopped while waiting for Temporal")
+			return 0
+		}
 		logger.Error("cannot connect to Temporal", zap.String("TEMPORAL_ADDRESS", cfg.Address),
 			zap.String("TEMPORAL_NAMESPACE", cfg.Namespace), zap.Error(err))
-		fmt.Fprintf(stderr, "baton-worker: cannot connect to Temporal at %s (TEMPORAL_ADDRESS), namespace %s: %v\n",
-			cfg.Address, cfg.Namespace, err)
+		fmt.Fprintf(stderr, "baton-worker: %v\n", err)
 		return exitFailure
 	}
 	defer c.Close()
+	connected.Store(&c)
 
 	// cron.jobs[] and heartbeats in the config become schedules (reconciled at every start).
 	rctx, cancelReconcile := context.WithTimeout(context.Background(), time.Minute)
-	rep, err := schedules.Reconcile(rctx, c, conf, cfg.TaskQueue)
+	rep, err := schedules.Reconcile(rctx, c, conf, cfg.TaskQueue, conv.Data)
 	cancelReconcile()
 	if err != nil {
 		logger.Error("schedules from the config not fully reconciled", zap.Error(err))
@@ -173,6 +219,12 @@ Environment:
   BATON_STORE         sqlite://PATH or postgres://... (default sqlite://./.baton/baton.db)
   BATON_CONFIG        OpenClaw-shaped JSON5 config file (optional)
   BATON_CONTENT_RETENTION  how long turn content stays in the store (default 7d)
+  BATON_METRICS_LISTEN host:port of /metrics, /healthz and /readyz (optional)
+  BATON_PAYLOAD_KEY   encrypts workflow payloads and failure messages (optional)
+  BATON_PAYLOAD_KEYS  earlier payload keys, comma-separated: they still decrypt
+  BATON_SECRET_KEY    seals credential secrets in the store (optional)
+  BATON_CONNECT_TIMEOUT how long to wait for Temporal at start (default 60s)
+  OTEL_EXPORTER_OTLP_ENDPOINT  export traces over OTLP (optional)
   LOG_LEVEL           debug | info | warn | error (default info)
   LOG_FORMAT          json | console (default json)
 `

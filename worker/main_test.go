@@ -25,6 +25,10 @@ func TestRunRefusesBadInputWithExit2(t *testing.T) {
 		{"a bad log level", nil, map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
 		{"a bad address", nil, map[string]string{"TEMPORAL_ADDRESS": "nope"}, "TEMPORAL_ADDRESS"},
 		{"a bad store", nil, map[string]string{"BATON_STORE": "redis://x"}, "BATON_STORE"},
+		{"a bad connect timeout", nil, map[string]string{"BATON_CONNECT_TIMEOUT": "soon"}, "BATON_CONNECT_TIMEOUT"},
+		{"a bad secret key", nil, map[string]string{"BATON_SECRET_KEY": "short"}, "BATON_SECRET_KEY"},
+		{"old payload keys without a key", nil, map[string]string{"BATON_PAYLOAD_KEYS": strings.Repeat("ab", 32)}, "BATON_PAYLOAD_KEY"},
+		{"a bad OTLP protocol", nil, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "carrier-pigeon"}, "OTEL_EXPORTER_OTLP_PROTOCOL"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -44,14 +48,20 @@ func TestRunRefusesBadInputWithExit2(t *testing.T) {
 func TestRunSaysWhereTemporalIsNotReachable(t *testing.T) {
 	var stderr bytes.Buffer
 	// Port 1 on loopback refuses at once.
+	start := time.Now()
 	code := run(nil, envconfig.MapLookuper(map[string]string{"TEMPORAL_ADDRESS": "127.0.0.1:1", "LOG_LEVEL": "error",
-		"BATON_STORE": "sqlite://" + t.TempDir() + "/baton.db"}),
+		"BATON_STORE": "sqlite://" + t.TempDir() + "/baton.db", "BATON_CONNECT_TIMEOUT": "2s"}),
 		&stderr, make(chan any))
 	if code != exitFailure {
 		t.Errorf("exit %d, want %d", code, exitFailure)
 	}
-	if !strings.Contains(stderr.String(), "cannot connect to Temporal at 127.0.0.1:1 (TEMPORAL_ADDRESS)") {
-		t.Errorf("stderr %q does not say which address failed", stderr.String())
+	// It waited (BATON_CONNECT_TIMEOUT) instead of giving up at the first refusal.
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 15*time.Second {
+		t.Errorf("gave up after %s, want about 2 s", d)
+	}
+	if !strings.Contains(stderr.String(), "cannot connect to Temporal at 127.0.0.1:1 (TEMPORAL_ADDRESS)") ||
+		!strings.Contains(stderr.String(), "BATON_CONNECT_TIMEOUT") {
+		t.Errorf("stderr %q does not say which address failed and how long it waited", stderr.String())
 	}
 }
 

@@ -2,61 +2,99 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/internal/health"
 	"github.com/batonhq/baton/internal/metrics"
 	"github.com/batonhq/baton/store"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 )
 
-// serveMetrics serves /metrics: the SDK's metrics, baton's counters and histograms, and each
-// profile's state (available, cooldown, disabled) read from the store at scrape time.
-func serveMetrics(addr string, reg *metrics.Registry, st *store.Store, src *activities.ConfigSource, logger *zap.Logger) (func(), error) {
-	reg.Describe("baton_attempts_total", "Provider calls by provider, model, result and reason.")
-	reg.Describe("baton_fallbacks_total", "Replies answered by a fallback rather than the selected model.")
-	reg.Describe("baton_profile_state", "1 for each auth profile's current state: available, cooldown or disabled.")
-	reg.Describe("baton_cooldown_seconds", "Length of the cooldowns and disables failures opened.")
-	reg.Describe("baton_reply_latency", "Reply latency in seconds, by outcome.")
-	reg.OnScrape(func(r *metrics.Registry) {
-		r.Reset("baton_profile_state")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		agents := []string{"main"}
-		for _, a := range src.Get().Agents {
-			if a.ID != "main" {
-				agents = append(agents, a.ID)
-			}
-		}
-		now := time.Now()
-		for _, agent := range agents {
-			profiles, err := st.ListProfiles(ctx, agent)
-			if err != nil {
-				logger.Warn("metrics: listing profiles", zap.Error(err))
-				continue
-			}
-			for _, p := range profiles {
-				state := "available"
-				switch {
-				case now.Before(p.Stats.DisabledUntil):
-					state = "disabled"
-				case now.Before(p.Stats.CooldownUntil), now.Before(p.Stats.BlockedUntil):
-					state = "cooldown"
-				}
-				r.Set("baton_profile_state", map[string]string{"agent": agent, "profile": p.ID, "provider": p.Provider, "state": state}, 1)
-			}
-		}
-	})
+// serveMetrics serves /metrics (the SDK's metrics, baton's counters and histograms, and each
+// profile's state read from the store at scrape time), /healthz and /readyz (Temporal reachable
+// through the client once connected holds it, and the store answering).
+func serveMetrics(addr string, reg *metrics.Registry, st *store.Store, src *activities.ConfigSource,
+	connected *atomic.Pointer[client.Client], logger *zap.Logger) (func(), error) {
+	if err := reg.Register(&profileStates{st: st, src: src, logger: logger}); err != nil {
+		return nil, err
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", reg.Handler())
+	health.Mount(mux,
+		health.Check{Name: "temporal", Fn: func(ctx context.Context) error {
+			c := connected.Load()
+			if c == nil {
+				return errors.New("not connected yet")
+			}
+			return health.Temporal(*c).Fn(ctx)
+		}},
+		health.Check{Name: "store", Fn: st.Ping})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	logger.Info("metrics served", zap.String("BATON_METRICS_LISTEN", l.Addr().String()))
 	return func() { _ = srv.Close() }, nil
+}
+
+var profileStateDesc = prometheus.NewDesc("baton_profile_state",
+	"1 for each auth profile's current state: available, cooldown (model names the model of a model-scoped one), disabled, or manual (an operator's `baton auth disable`).",
+	[]string{"agent", "profile", "provider", "state", "model"}, nil)
+
+// profileStates is baton_profile_state, computed from the store at each scrape.
+type profileStates struct {
+	st     *store.Store
+	src    *activities.ConfigSource
+	logger *zap.Logger
+}
+
+func (p *profileStates) Describe(ch chan<- *prometheus.Desc) { ch <- profileStateDesc }
+
+func (p *profileStates) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	agents := []string{"main"}
+	for _, a := range p.src.Get().Agents {
+		if a.ID != "main" {
+			agents = append(agents, a.ID)
+		}
+	}
+	now := time.Now()
+	for _, agent := range agents {
+		profiles, err := p.st.ListAllProfiles(ctx, agent)
+		if err != nil {
+			p.logger.Warn("metrics: listing profiles", zap.Error(err))
+			continue
+		}
+		for _, prof := range profiles {
+			state, model := profileState(prof, now)
+			ch <- prometheus.MustNewConstMetric(profileStateDesc, prometheus.GaugeValue, 1, agent, prof.ID, prof.Provider, state, model)
+		}
+	}
+}
+
+// profileState is a profile's state and, for a cooldown or usage block scoped to one model, that
+// model (a model-scoped cooldown is a cooldown too: the profile still serves other models).
+func profileState(p store.Profile, now time.Time) (state, model string) {
+	s := p.Stats
+	switch {
+	case p.Manual != nil:
+		return "manual", ""
+	case now.Before(s.DisabledUntil):
+		return "disabled", ""
+	case now.Before(s.CooldownUntil):
+		return "cooldown", s.CooldownModel
+	case now.Before(s.BlockedUntil):
+		return "cooldown", s.BlockedModel
+	}
+	return "available", ""
 }

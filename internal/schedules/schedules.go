@@ -42,7 +42,7 @@ func FromConfig(cfg *policy.Config) []Desired {
 		out = append(out, Desired{
 			ID:      CronPrefix + j.ID,
 			Spec:    client.ScheduleSpec{CronExpressions: []string{j.Cron}, TimeZoneName: j.TZ},
-			Request: policy.ReplyRequest{Agent: j.Agent, Session: j.Session, Message: j.Message, Cron: &payload},
+			Request: policy.ReplyRequest{Agent: j.Agent, Session: j.Session, Message: j.Message, Cron: &payload, WaitForCooldown: j.WaitForCooldown},
 			Memo:    map[string]any{"baton": "cron", "cron": j.Cron, "tz": j.TZ, "managed": "config"},
 		})
 	}
@@ -99,8 +99,9 @@ type Report struct {
 
 // Reconcile makes the namespace's config-managed schedules match cfg: creates the missing, updates
 // the rest, deletes those the config no longer has. Schedules made with `baton cron add` are left
-// alone.
-func Reconcile(ctx context.Context, c client.Client, cfg *policy.Config, taskQueue string) (Report, error) {
+// alone. dc is the client's data converter (nil: the default), which wrote the memos that tell
+// them apart: encrypted under BATON_PAYLOAD_KEY, they read only through it.
+func Reconcile(ctx context.Context, c client.Client, cfg *policy.Config, taskQueue string, dc converter.DataConverter) (Report, error) {
 	var rep Report
 	sc := c.ScheduleClient()
 	want := map[string]bool{}
@@ -146,7 +147,7 @@ func Reconcile(ctx context.Context, c client.Client, cfg *policy.Config, taskQue
 			errs = append(errs, err)
 			break
 		}
-		if want[e.ID] || MemoString(e.Memo, "managed") != "config" {
+		if want[e.ID] || MemoString(dc, e.Memo, "managed") != "config" {
 			continue
 		}
 		if err := sc.GetHandle(ctx, e.ID).Delete(ctx); err != nil {
@@ -161,13 +162,16 @@ func Reconcile(ctx context.Context, c client.Client, cfg *policy.Config, taskQue
 	return rep, errors.Join(errs...)
 }
 
-// MemoString reads one string from a schedule's memo.
-func MemoString(m *commonpb.Memo, key string) string {
+// MemoString reads one string from a schedule's memo through dc (nil: the default converter).
+func MemoString(dc converter.DataConverter, m *commonpb.Memo, key string) string {
 	if m == nil || m.GetFields()[key] == nil {
 		return ""
 	}
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
 	var s string
-	if err := converter.GetDefaultDataConverter().FromPayload(m.GetFields()[key], &s); err != nil {
+	if err := dc.FromPayload(m.GetFields()[key], &s); err != nil {
 		return ""
 	}
 	return s

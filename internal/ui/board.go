@@ -100,7 +100,7 @@ func (h *handler) profiles(ctx context.Context, now time.Time) ([]agentBoard, er
 	}
 	var out []agentBoard
 	for _, agent := range agents {
-		profiles, err := h.o.Store.ListProfiles(ctx, agent)
+		profiles, err := h.o.Store.ListAllProfiles(ctx, agent) // the manually disabled too
 		if err != nil {
 			return nil, fmt.Errorf("agent %s: %w", agent, err)
 		}
@@ -187,6 +187,13 @@ func profileState(p store.Profile, provider string, cfg *policy.Config, now time
 		row.StateLabel = "cooling down (usage limit reset time)"
 		if active(st.CooldownUntil) {
 			row.Also = "cooling down until " + st.CooldownUntil.UTC().Format("15:04:05")
+		}
+	}
+	if m := p.Manual; m != nil {
+		// An operator's disable: in no chain until `baton auth enable`, whatever the ladder says.
+		row.State, row.StateLabel = "manual", "manually disabled (baton auth disable)"
+		if m.Note != "" {
+			row.StateLabel += ": " + m.Note
 		}
 	}
 	if row.State == "available" && st.ErrorCount > 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/api/serviceerror"
@@ -71,6 +72,7 @@ func (h *handler) load(ctx context.Context, id, run string) (*replyPage, int) {
 	if err != nil {
 		return p.fail(err)
 	}
+	codec.DecodeFailures(hist, h.dc) // failure messages are encoded too under BATON_PAYLOAD_KEY
 	opts := history.Options{DataConverter: h.dc}
 	tl, err := history.ExplainWith(hist, opts)
 	if err != nil {

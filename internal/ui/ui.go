@@ -70,8 +70,9 @@ type handler struct {
 func New(o Options) http.Handler {
 	h := &handler{o: o, dc: o.DataConverter}
 	if h.dc == nil {
-		dc, err := codec.DataConverter(os.Getenv(codec.EnvKey))
-		h.dc, h.dcErr = dc, err
+		// The same keys as the worker's (BATON_PAYLOAD_KEY, and BATON_PAYLOAD_KEYS after a rotation).
+		conv, err := codec.ConvertersFromEnv(os.LookupEnv)
+		h.dc, h.dcErr = conv.Data, err
 		if err != nil {
 			h.dcErr = fmt.Errorf("%s: %w", codec.EnvKey, err)
 		}

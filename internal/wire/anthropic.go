@@ -15,7 +15,7 @@ import (
 var anthropicConsumed = map[string]bool{
 	"model": true, "max_tokens": true, "system": true, "messages": true, "tools": true,
 	"tool_choice": true, "temperature": true, "top_p": true, "stop_sequences": true,
-	"thinking": true, "stream": true, "fallbacks": true,
+	"thinking": true, "stream": true, "fallbacks": true, "wait_for_cooldown": true,
 }
 
 // DecodeAnthropic reads an Anthropic /v1/messages request body, naming the field that is wrong.
@@ -54,6 +54,9 @@ func (d *anthropicDecoder) decode() (Request, *Error) {
 		return req, e
 	}
 	if req.Fallbacks, e = readFallbacks(d.top); e != nil {
+		return req, e
+	}
+	if req.WaitForCooldown, e = readWait(d.top); e != nil {
 		return req, e
 	}
 	stream, e := asBool(d.top["stream"], "stream")

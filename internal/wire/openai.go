@@ -13,7 +13,7 @@ import (
 // Turn.Extra.
 var openAIConsumed = map[string]bool{
 	"model": true, "messages": true, "stream": true, "stream_options": true, "user": true,
-	"fallbacks": true, "n": true, "tools": true, "tool_choice": true, "parallel_tool_calls": true,
+	"fallbacks": true, "wait_for_cooldown": true, "n": true, "tools": true, "tool_choice": true, "parallel_tool_calls": true,
 	"temperature": true, "top_p": true, "max_tokens": true, "max_completion_tokens": true,
 	"stop": true, "seed": true, "presence_penalty": true, "frequency_penalty": true,
 	"response_format": true, "reasoning_effort": true,
@@ -51,6 +51,9 @@ func (d *openAIDecoder) decode() (Request, *Error) {
 		return req, e
 	}
 	if req.Fallbacks, e = readFallbacks(d.top); e != nil {
+		return req, e
+	}
+	if req.WaitForCooldown, e = readWait(d.top); e != nil {
 		return req, e
 	}
 	stream, e := asBool(d.top["stream"], "stream")

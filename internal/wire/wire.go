@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton/policy"
 )
@@ -19,6 +21,9 @@ type Request struct {
 	Stream       bool
 	IncludeUsage bool   // OpenAI stream_options.include_usage
 	Session      string // OpenAI `user`; Anthropic `metadata.user_id`
+	// WaitForCooldown is baton's extension field `wait_for_cooldown` (a duration such as "10m",
+	// or seconds): the durable wait of `baton reply --wait`.
+	WaitForCooldown time.Duration
 }
 
 // Reply is a finished answer to encode.
@@ -358,6 +363,44 @@ func checkModel(top object) (string, *Error) {
 		return "", BadRequest("model", "model: want \"provider/model\" or \"agent:<id>\"")
 	}
 	return model, nil
+}
+
+// MaxWaitForCooldown bounds the durable wait a caller may ask for.
+const MaxWaitForCooldown = 24 * time.Hour
+
+// ParseWait reads a durable wait as a caller gives it, in the body or the
+// x-baton-wait-for-cooldown header: a Go duration ("10m", "90s") or a number of seconds.
+func ParseWait(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil {
+			return 0, fmt.Errorf("%q is not a duration (\"10m\") or a number of seconds", s)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 0 || d > MaxWaitForCooldown {
+		return 0, fmt.Errorf("%s is not between 0 and %s", d, MaxWaitForCooldown)
+	}
+	return d, nil
+}
+
+// readWait reads baton's wait_for_cooldown field.
+func readWait(top object) (time.Duration, *Error) {
+	raw, ok := top["wait_for_cooldown"]
+	if !ok || isNull(raw) {
+		return 0, nil
+	}
+	s := strings.TrimSpace(string(raw))
+	if isString(raw) {
+		_ = json.Unmarshal(raw, &s)
+	}
+	d, err := ParseWait(s)
+	if err != nil {
+		return 0, BadRequest("wait_for_cooldown", "wait_for_cooldown: %v", err)
+	}
+	return d, nil
 }
 
 // fallbacks reads baton's fallbacks field.

@@ -1,0 +1,79 @@
+package dial
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/logging"
+	"github.com/batonhq/baton/testsuite"
+	"go.temporal.io/sdk/client"
+)
+
+func TestTimeout(t *testing.T) {
+	for v, want := range map[string]time.Duration{"": DefaultTimeout, "90": 90 * time.Second, "2m": 2 * time.Minute, "0": 0} {
+		got, err := Timeout(func(string) (string, bool) { return v, v != "" })
+		if err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", v, got, err, want)
+		}
+	}
+	for _, bad := range []string{"soon", "-5", "-1s"} {
+		if _, err := Timeout(func(string) (string, bool) { return bad, true }); err == nil || !strings.Contains(err.Error(), EnvTimeout) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+// A process started before its server waits for it, saying what it waits for, and connects once
+// the server is up.
+func TestDialWaitsForAServerStartedLater(t *testing.T) {
+	addr, err := testsuite.FreeHostPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var said []string
+	type result struct {
+		c   client.Client
+		err error
+	}
+	done := make(chan result, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() {
+		c, err := Dial(ctx, client.Options{HostPort: addr, Namespace: "default", Logger: logging.Discard}, time.Minute, func(s string) {
+			mu.Lock()
+			said = append(said, s)
+			mu.Unlock()
+		})
+		done <- result{c, err}
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	select {
+	case r := <-done:
+		t.Fatalf("Dial returned before the server started: %v", r.err)
+	default:
+	}
+	srv, err := testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("Dial: %v", r.err)
+	}
+	defer r.c.Close()
+	if _, err := r.c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		t.Errorf("the client Dial returned: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(said, "\n")
+	if !strings.Contains(all, "waiting up to 1m0s (BATON_CONNECT_TIMEOUT) for Temporal at "+addr+", namespace default") ||
+		!strings.Contains(all, "connected to Temporal at "+addr) {
+		t.Errorf("said:\n%s", all)
+	}
+}
