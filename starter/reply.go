@@ -175,7 +175,8 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 				_ = json.NewEncoder(out).Encode(map[string]any{"workflowId": run.GetID(), "runId": run.GetRunID(), "error": map[string]any{
 					"type": appErr.Type(), "message": appErr.Message(), "details": details}})
 			}
-			fmt.Fprintf(errOut, "baton reply: %s: %s (workflow %s, run %s)\n", appErr.Type(), appErr.Message(), run.GetID(), run.GetRunID())
+			// A sentence first; the error's name (for scripts and searches) after it.
+			fmt.Fprintf(errOut, "baton reply: %s (%s; workflow %s, run %s)\n", appErr.Message(), appErr.Type(), run.GetID(), run.GetRunID())
 			return exitFailure
 		}
 		if deadlinePassed(ctx, err) {

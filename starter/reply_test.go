@@ -45,7 +45,7 @@ func TestReplyPrintsTheNoticeAndTheAnswer(t *testing.T) {
 		t.Errorf("session status: %s", stdout)
 	}
 	code, _, stderr = baton(t, "reply", "--address", srv.HostPort(), "--task-queue", tq, "--model", "openai/gpt-5", "strict")
-	if code != exitFailure || !strings.Contains(stderr, "FallbackSummaryError: All models failed (1): openai/gpt-5: Payment Required (billing)") {
+	if code != exitFailure || !strings.Contains(stderr, "baton reply: All models failed (1): openai/gpt-5: Payment Required (billing) (FallbackSummaryError; workflow") {
 		t.Errorf("a strict one-off model that fails: exit %d, %s", code, stderr)
 	}
 	if code, _, stderr = baton(t, "reply"); code != exitUsage || !strings.Contains(stderr, "want a message") {

@@ -92,7 +92,11 @@ func runSession(ctx context.Context, args []string, out, errOut io.Writer) int {
 			patch[k] = v
 		}
 	}
-	s, err := openStore(ctx, *storeURL)
+	open := openStore
+	if sub == "status" {
+		open = openStoreToRead
+	}
+	s, err := open(ctx, *storeURL)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton session %s: %v\n", sub, err)
 		return exitFailure

@@ -33,7 +33,7 @@ func runSessionList(ctx context.Context, args []string, out, errOut io.Writer) i
 		fmt.Fprintf(errOut, "baton session list: --limit %d is not 1..10000\n", *limit)
 		return exitUsage
 	}
-	s, err := openStore(ctx, *storeURL)
+	s, err := openStoreToRead(ctx, *storeURL)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton session list: %v\n", err)
 		return exitFailure

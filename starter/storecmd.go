@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -53,6 +55,17 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 		secretKey = key
 	}
 	return store.Open(ctx, url, store.Options{ContentKey: contentKey, SecretKey: secretKey})
+}
+
+// openStoreToRead opens a store that a command only reads: one that does not exist is said, not
+// created empty (an empty store would answer "no profiles" for a BATON_STORE that points astray).
+func openStoreToRead(ctx context.Context, url string) (*store.Store, error) {
+	if path, ok := strings.CutPrefix(url, "sqlite://"); ok {
+		if _, err := os.Stat(path); errors.Is(err, iofs.ErrNotExist) {
+			return nil, fmt.Errorf("--store / BATON_STORE: %s does not exist, so there is nothing to read (is it the worker's BATON_STORE?)", url)
+		}
+	}
+	return openStore(ctx, url)
 }
 
 // lazyStore opens the store on first use: a starter whose turns all travel inline needs none.
@@ -177,7 +190,7 @@ func runAuthList(ctx context.Context, args []string, out, errOut io.Writer) int 
 		fmt.Fprintf(errOut, "baton auth list: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	s, err := openStore(ctx, *storeURL)
+	s, err := openStoreToRead(ctx, *storeURL)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton auth list: %v\n", err)
 		return exitFailure

@@ -109,3 +109,16 @@ func TestSessionCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestAReadOnlyCommandOnAStoreThatDoesNotExistSaysSo(t *testing.T) {
+	missing := "sqlite://" + filepath.Join(t.TempDir(), "nope", "baton.db")
+	for _, args := range [][]string{{"auth", "list"}, {"session", "status", "s1"}, {"session", "list"}} {
+		code, _, stderr := baton(t, append(args, "--store", missing)...)
+		if code != exitFailure || !strings.Contains(stderr, "does not exist, so there is nothing to read") {
+			t.Errorf("%v: exit %d %s", args, code, stderr)
+		}
+	}
+	if _, err := os.Stat(strings.TrimPrefix(missing, "sqlite://")); err == nil {
+		t.Error("a read-only command created the store")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/store"
 	"go.uber.org/zap"
 )
 
@@ -34,7 +35,8 @@ func loadConfigFile(path string) (*policy.Config, time.Time, error) {
 
 // watchConfig reloads BATON_CONFIG when it changes; a file that no longer parses is reported and
 // the last good config stays in force.
-func watchConfig(ctx context.Context, path string, loaded time.Time, src *activities.ConfigSource, logger *zap.Logger, every time.Duration) {
+func watchConfig(ctx context.Context, path string, loaded time.Time, src *activities.ConfigSource, logger *zap.Logger, every time.Duration,
+	check func(*policy.Config) error) {
 	if path == "" {
 		return
 	}
@@ -52,6 +54,9 @@ func watchConfig(ctx context.Context, path string, loaded time.Time, src *activi
 		}
 		loaded = info.ModTime()
 		cfg, _, err := loadConfigFile(path)
+		if err == nil && check != nil {
+			err = check(cfg)
+		}
 		if err != nil {
 			logger.Error("config not reloaded; keeping the last good one", zap.String("BATON_CONFIG", path), zap.Error(err))
 			continue
@@ -79,4 +84,24 @@ func limitsOf(cfg env.Worker, logger *zap.Logger) activities.Limits {
 	}
 	lim.SkipTTL = ttl
 	return lim
+}
+
+// unreachable names the config's model refs whose provider has neither a models.providers entry
+// nor a profile in the store (main's, or an agent's own).
+func unreachable(ctx context.Context, st *store.Store, cfg *policy.Config) []*policy.ConfigError {
+	providers := map[string]bool{}
+	agents := []string{"main"}
+	for _, a := range cfg.Agents {
+		agents = append(agents, a.ID)
+	}
+	for _, agent := range agents {
+		ps, err := st.ListAllProfiles(ctx, agent)
+		if err != nil {
+			return nil // the store's trouble is reported where it matters, not as a config mistake
+		}
+		for _, p := range ps {
+			providers[policy.NormalizeProvider(p.Provider)] = true
+		}
+	}
+	return cfg.Unreachable(func(p string) bool { return providers[p] })
 }

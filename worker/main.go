@@ -20,6 +20,7 @@ import (
 	"github.com/batonhq/baton/internal/registry"
 	"github.com/batonhq/baton/internal/schedules"
 	"github.com/batonhq/baton/internal/tracing"
+	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/sethvargo/go-envconfig"
 	"go.temporal.io/sdk/client"
@@ -68,7 +69,6 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	configSource.Set(conf)
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
-	go watchConfig(watchCtx, cfg.ConfigFile, loaded, configSource, logger, 2*time.Second)
 
 	// Turn content in the store is sealed with the payload key, as the history's payloads are.
 	var contentKey []byte
@@ -110,6 +110,19 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 		return exitFailure
 	}
 	defer st.Close()
+	// A model no reply could reach is a config mistake to name now, not an outage to discover.
+	if problems := unreachable(context.Background(), st, conf); len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(stderr, "baton-worker: BATON_CONFIG %s: %v\n", cfg.ConfigFile, p)
+		}
+		return exitUsage
+	}
+	go watchConfig(watchCtx, cfg.ConfigFile, loaded, configSource, logger, 2*time.Second, func(c *policy.Config) error {
+		if problems := unreachable(context.Background(), st, c); len(problems) > 0 {
+			return problems[0]
+		}
+		return nil
+	})
 
 	go pruneContent(watchCtx, st, cfg.Retention(), logger, time.Hour)
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/batonhq/baton/activities"
@@ -104,7 +105,7 @@ func TestConfigReloadKeepsTheLastGoodOne(t *testing.T) {
 	src.Set(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go watchConfig(ctx, path, loaded, src, zap.NewNop(), 10*time.Millisecond)
+	go watchConfig(ctx, path, loaded, src, zap.NewNop(), 10*time.Millisecond, nil)
 
 	write(`{agents: {defaults: {model: "anthropic/claude"}}}`, base.Add(time.Minute))
 	waitFor(t, func() bool { return src.Get().Model.Primary.Provider == "anthropic" })
@@ -123,5 +124,21 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in 5 s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A model whose provider has neither a models.providers entry nor a stored profile is refused at
+// start with its key and line (a reload that brings one keeps the last good config: watchConfig).
+func TestAnUnreachableModelIsRefusedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "openclaw.json5")
+	if err := os.WriteFile(cfgFile, []byte("{\n  agents: {defaults: {model: \"xai/grok-4\"}}}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"BATON_STORE": "sqlite://" + filepath.Join(dir, "baton.db"), "BATON_CONFIG": cfgFile, "TEMPORAL_ADDRESS": "127.0.0.1:1"}
+	var stderr strings.Builder
+	code := run(nil, envconfig.MapLookuper(env), &stderr, make(chan any))
+	if code != exitUsage || !strings.Contains(stderr.String(), `agents.defaults.model (line 2, column 30): xai/grok-4: provider "xai" has no models.providers entry and no stored profile`) {
+		t.Errorf("exit %d: %s", code, stderr.String())
 	}
 }
