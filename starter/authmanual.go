@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/store"
 )
 
@@ -102,7 +103,7 @@ func runAuthRekey(ctx context.Context, args []string, out, errOut io.Writer) int
 		fmt.Fprintf(errOut, "baton auth rekey: %s is not set: the new key, 32 bytes (e.g. `openssl rand -hex 32`)\n", store.SecretKeyNewEnv)
 		return exitUsage
 	}
-	newKey, err := store.ParseSecretKey(raw)
+	newKey, err := codec.ParseKey(raw)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton auth rekey: %s: %v\n", store.SecretKeyNewEnv, err)
 		return exitUsage

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/testsuite/fakeprovider"
@@ -113,7 +114,7 @@ func TestAuthRekey(t *testing.T) {
 	if err := db.QueryRow(`SELECT secret_json FROM auth_profiles`).Scan(&raw); err != nil || strings.Contains(raw, "sk-rekey-plain") {
 		t.Fatalf("after rekey the row holds %q (%v)", raw, err)
 	}
-	rawA, _ := store.ParseSecretKey(keyA)
+	rawA, _ := codec.ParseKey(keyA)
 	idA, _ := store.SecretKeyID(rawA)
 	// Without the key (still unset): refused, naming key A.
 	if code, _, stderr := baton(t, "auth", "list", "--store", url); code != exitFailure || !strings.Contains(stderr, idA) || !strings.Contains(stderr, store.SecretKeyEnv) {

@@ -48,7 +48,7 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 	// Credential secrets are sealed at rest with BATON_SECRET_KEY, as the worker seals them.
 	var secretKey []byte
 	if k := os.Getenv(store.SecretKeyEnv); k != "" {
-		key, err := store.ParseSecretKey(k)
+		key, err := codec.ParseKey(k)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", store.SecretKeyEnv, err)
 		}

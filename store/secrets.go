@@ -28,18 +28,6 @@ const sealedPrefix = "aes256gcm:"
 // ErrSecretKey means the store holds secrets sealed under a key this process does not have.
 var ErrSecretKey = errors.New("secret key mismatch")
 
-// ParseSecretKey reads a 32-byte key given as 64 hex digits or as base64.
-func ParseSecretKey(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	if b, err := hex.DecodeString(s); err == nil && len(b) == 32 {
-		return b, nil
-	}
-	if b, err := base64.StdEncoding.DecodeString(s); err == nil && len(b) == 32 {
-		return b, nil
-	}
-	return nil, errors.New("want 32 bytes as 64 hex digits or base64 (e.g. `openssl rand -hex 32`)")
-}
-
 // secretKey seals credential secrets with AES-256-GCM. Its id (a hash prefix of the key, which
 // reveals nothing of it) is written with every row, so a row names the key it needs.
 type secretKey struct {

@@ -83,7 +83,7 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	}
 	var secretKey []byte
 	if v, _ := lookup.Lookup(store.SecretKeyEnv); v != "" {
-		if secretKey, err = store.ParseSecretKey(v); err != nil {
+		if secretKey, err = codec.ParseKey(v); err != nil {
 			fmt.Fprintf(stderr, "baton-worker: %s: %v\n", store.SecretKeyEnv, err)
 			return exitUsage
 		}
