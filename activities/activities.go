@@ -34,6 +34,9 @@ type Activities struct {
 	// Streams holds the live callers of a front door that runs attempts itself (serve, baton
 	// reply); nil in the shared worker.
 	Streams *live.Hub
+	// NoServerWait: a finished attempt does not wait for an unreachable server before it reports
+	// (the SDK's test environment of simulate has no server to ask).
+	NoServerWait bool
 }
 
 func (a *Activities) now() time.Time {

@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/store"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 )
@@ -125,6 +126,9 @@ func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (po
 	}
 	a.keep(ctx, req, out) // before reporting: a report lost with its worker or server loses no answer
 	if !req.Record || policy.WillRetry(out, req.Retries, req.RetryMaxWait) {
+		if !a.NoServerWait {
+			awaitServer(ctx)
+		}
 		return out, nil
 	}
 	// The final outcome of this route: record it here, where the answer is, instead of in a step
@@ -147,7 +151,30 @@ func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (po
 		out.TurnEnded = true
 	}
 	a.keep(ctx, req, out) // with what it recorded, so that a run again records nothing twice
+	if !a.NoServerWait {
+		awaitServer(ctx)
+	}
 	return out, nil
+}
+
+// awaitServer holds a finished attempt until its server answers, for up to the heartbeat
+// timeout: the SDK gives a report 10 s, and a server that is away longer would lose it (the
+// kept outcome makes a run again free, but one report is cheaper than a timeout and a run again).
+func awaitServer(ctx context.Context) {
+	c := activity.GetClient(ctx)
+	if c == nil {
+		return
+	}
+	deadline := time.Now().Add(activity.GetInfo(ctx).HeartbeatTimeout)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := c.CheckHealth(hctx, &client.CheckHealthRequest{})
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return
+		}
+		time.Sleep(wait)
+	}
 }
 
 // kept returns what an earlier run of this attempt kept: its outcome (final), or the text its
