@@ -106,11 +106,12 @@ func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyR
 }
 
 // workerLost reports an attempt ended by baton's infrastructure: its worker stopped
-// heartbeating (killed, partitioned, its server away) or shut down under it.
+// heartbeating (killed, partitioned, its server away), shut down under it, or never took it.
 func workerLost(err error) bool {
 	var timeoutErr *temporal.TimeoutError
 	var appErr *temporal.ApplicationError
-	return (errors.As(err, &timeoutErr) && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT) ||
+	return (errors.As(err, &timeoutErr) && (timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
+		timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START)) ||
 		(errors.As(err, &appErr) && appErr.Type() == policy.ErrWorkerShutdown)
 }
 
