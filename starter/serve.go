@@ -62,6 +62,15 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton serve: --config / BATON_CONFIG: %v\n", err)
 		return exitUsage
 	}
+	var inflight chan struct{}
+	if v := os.Getenv("BATON_SERVE_MAX_INFLIGHT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fmt.Fprintf(errOut, "baton serve: BATON_SERVE_MAX_INFLIGHT: %q is not a positive number\n", v)
+			return exitUsage
+		}
+		inflight = make(chan struct{}, n)
+	}
 	maxBody := int64(DefaultMaxRequestBytes)
 	if v := os.Getenv("BATON_MAX_REQUEST_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -105,7 +114,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	api := &server{client: c, taskQueue: tf.TaskQueue, token: token, config: cfg, timeout: *timeout,
-		content: st, maxBody: maxBody, live: door, hasProfile: func(ctx context.Context, provider string) bool {
+		content: st, maxBody: maxBody, live: door, inflight: inflight, hasProfile: func(ctx context.Context, provider string) bool {
 			ps, err := st.ListProfiles(ctx, "main")
 			if err != nil {
 				return true // the store's trouble is not the request's mistake
@@ -170,6 +179,8 @@ type server struct {
 	live *liveDoor
 	// hasProfile reports whether the store holds a profile of a provider (nil: not checked).
 	hasProfile func(ctx context.Context, provider string) bool
+	// inflight holds a slot per reply this server waits on (BATON_SERVE_MAX_INFLIGHT; nil: no bound).
+	inflight chan struct{}
 }
 
 // DefaultMaxRequestBytes bounds a request body unless BATON_MAX_REQUEST_BYTES says otherwise.
@@ -330,6 +341,17 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	if werr := s.reachable(r.Context(), req); werr != nil {
 		d.writeError(w, werr)
 		return
+	}
+	if s.inflight != nil {
+		select {
+		case s.inflight <- struct{}{}:
+			defer func() { <-s.inflight }()
+		default:
+			// Shed what cannot be started in time, rather than let the caller wait past its deadline.
+			d.writeError(w, &wire.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "server_busy", RetryAfter: 1,
+				Message: fmt.Sprintf("baton serve has %d replies in flight (BATON_SERVE_MAX_INFLIGHT): try again shortly", cap(s.inflight))})
+			return
+		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()

@@ -315,3 +315,28 @@ func TestReplyCancelAbortsAReplyOnTheSharedWorker(t *testing.T) {
 		t.Errorf("%d provider calls after an abort, want 1", n)
 	}
 }
+
+func TestServeShedsWhatItCannotStartWithA429(t *testing.T) {
+	tw := newLiveWorld(t, liveConfig, []fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "slow", DelayMs: 2000}}}})
+	tw.h.Config.Handler.(*server).inflight = make(chan struct{}, 1)
+	done := make(chan int, 1)
+	go func() {
+		resp, _ := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"first"}]}`, nil)
+		done <- resp.StatusCode
+	}()
+	for deadline := time.Now().Add(20 * time.Second); len(tw.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no provider call")
+		}
+	}
+	resp, body := post(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","max_tokens":5,"messages":[{"role":"user","content":"second"}]}`, nil)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" || !strings.Contains(body, "BATON_SERVE_MAX_INFLIGHT") || !strings.Contains(body, `"type":"error"`) {
+		t.Errorf("over the bound: %d %s %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if code := <-done; code != 200 {
+		t.Errorf("the reply in flight: %d", code)
+	}
+	if resp, _ := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"third"}]}`, nil); resp.StatusCode != 200 {
+		t.Errorf("the slot was not given back: %d", resp.StatusCode)
+	}
+}
