@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/batonhq/baton/policy"
 )
@@ -37,29 +36,23 @@ func runConfig(ctx context.Context, args []string, out, errOut io.Writer) int {
 	// The providers the store holds profiles for (with OPENAI_API_KEY and the like as profiles):
 	// a model ref whose provider has neither a models.providers entry nor a profile is refused.
 	var hasProfile func(string) bool
-	if _, statErr := storeExists(*storeURL); statErr == nil || set["store"] {
+	if !storeMissing(*storeURL) || set["store"] {
 		st, err := openStore(ctx, *storeURL)
 		if err != nil {
 			fmt.Fprintf(errOut, "baton config check: %v\n", err)
 			return exitFailure
 		}
 		defer st.Close()
-		providers := map[string]bool{}
-		agents := []string{"main"}
+		var agents []string
 		if cfg, err := policy.ParseConfig(src); err == nil {
 			for _, a := range cfg.Agents {
 				agents = append(agents, a.ID)
 			}
 		}
-		for _, agent := range agents {
-			ps, err := st.ListProfiles(ctx, agent)
-			if err != nil {
-				fmt.Fprintf(errOut, "baton config check: %v\n", err)
-				return exitFailure
-			}
-			for _, p := range ps {
-				providers[policy.NormalizeProvider(p.Provider)] = true
-			}
+		providers, err := st.ProfileProviders(ctx, agents...)
+		if err != nil {
+			fmt.Fprintf(errOut, "baton config check: %v\n", err)
+			return exitFailure
 		}
 		hasProfile = func(p string) bool { return providers[p] }
 	}
@@ -73,13 +66,4 @@ func runConfig(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	fmt.Fprintf(out, "%s: ok\n", path)
 	return 0
-}
-
-// storeExists reports whether a SQLite store's file is there (PostgreSQL: assumed).
-func storeExists(url string) (string, error) {
-	if rest, ok := strings.CutPrefix(url, "sqlite://"); ok {
-		_, err := os.Stat(rest)
-		return rest, err
-	}
-	return url, nil
 }

@@ -115,16 +115,8 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	api := &server{client: c, taskQueue: tf.TaskQueue, token: token, config: cfg, timeout: *timeout,
 		content: st, maxBody: maxBody, live: door, inflight: inflight, hasProfile: func(ctx context.Context, provider string) bool {
-			ps, err := st.ListProfiles(ctx, "main")
-			if err != nil {
-				return true // the store's trouble is not the request's mistake
-			}
-			for _, p := range ps {
-				if policy.NormalizeProvider(p.Provider) == provider {
-					return true
-				}
-			}
-			return false
+			providers, err := st.ProfileProviders(ctx)
+			return err != nil || providers[provider] // the store's trouble is not the request's mistake
 		}}
 	mux := http.NewServeMux()
 	// The operator page: the same token, as a bearer token or typed once into its sign-in form.

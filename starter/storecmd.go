@@ -60,12 +60,20 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 // openStoreToRead opens a store that a command only reads: one that does not exist is said, not
 // created empty (an empty store would answer "no profiles" for a BATON_STORE that points astray).
 func openStoreToRead(ctx context.Context, url string) (*store.Store, error) {
-	if path, ok := strings.CutPrefix(url, "sqlite://"); ok {
-		if _, err := os.Stat(path); errors.Is(err, iofs.ErrNotExist) {
-			return nil, fmt.Errorf("--store / BATON_STORE: %s does not exist, so there is nothing to read (is it the worker's BATON_STORE?)", url)
-		}
+	if storeMissing(url) {
+		return nil, fmt.Errorf("--store / BATON_STORE: %s does not exist, so there is nothing to read (is it the worker's BATON_STORE?)", url)
 	}
 	return openStore(ctx, url)
+}
+
+// storeMissing reports a SQLite store whose file is not there (a PostgreSQL one is assumed to be).
+func storeMissing(url string) bool {
+	path, ok := strings.CutPrefix(url, "sqlite://")
+	if !ok {
+		return false
+	}
+	_, err := os.Stat(path)
+	return errors.Is(err, iofs.ErrNotExist)
 }
 
 // lazyStore opens the store on first use: a starter whose turns all travel inline needs none.

@@ -1,15 +1,23 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // ListSessions returns the most recently updated sessions first, of one agent (or all when agent
 // is ""), at most limit of them.
 func (s *Store) ListSessions(ctx context.Context, agent string, limit int) ([]Session, error) {
-	q, args := `SELECT key, data_json, version, updated_at_ms FROM sessions`, []any{}
 	if agent != "" {
-		q, args = q+` WHERE agent = ?`, append(args, agent)
+		return s.sessions(ctx, `WHERE agent = ?`, []any{agent}, limit)
 	}
-	rows, err := s.query(ctx, q+` ORDER BY updated_at_ms DESC, key LIMIT ?`, append(args, limit)...)
+	return s.sessions(ctx, "", nil, limit)
+}
+
+// sessions lists the sessions a WHERE clause selects, the most recently updated first.
+func (s *Store) sessions(ctx context.Context, where string, args []any, limit int) ([]Session, error) {
+	rows, err := s.query(ctx, `SELECT key, data_json, version, updated_at_ms FROM sessions `+where+
+		` ORDER BY updated_at_ms DESC, key LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +31,7 @@ func (s *Store) ListSessions(ctx context.Context, agent string, limit int) ([]Se
 		}
 		sess, err := decodeSession(key, raw, version, updated)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("listing sessions: %w", err)
 		}
 		out = append(out, sess)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 )
 
 // Read-only listings for the operator page (internal/ui): which agents hold auth state, and the
@@ -36,24 +35,5 @@ func (s *Store) OverriddenSessions(ctx context.Context, limit int) ([]Session, e
 		limit = 200
 	}
 	// The session is JSON written by encoding/json: a set override is the key with a value.
-	rows, err := s.query(ctx, `SELECT key, data_json, version, updated_at_ms FROM sessions
-		WHERE data_json LIKE '%"modelOverride":%' ORDER BY updated_at_ms DESC, key LIMIT ?`, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Session
-	for rows.Next() {
-		var key, raw string
-		var version, updated int64
-		if err := rows.Scan(&key, &raw, &version, &updated); err != nil {
-			return nil, err
-		}
-		sess, err := decodeSession(key, raw, version, updated)
-		if err != nil {
-			return nil, fmt.Errorf("listing sessions: %w", err)
-		}
-		out = append(out, sess)
-	}
-	return out, rows.Err()
+	return s.sessions(ctx, `WHERE data_json LIKE '%"modelOverride":%'`, nil, limit)
 }

@@ -89,19 +89,13 @@ func limitsOf(cfg env.Worker, logger *zap.Logger) activities.Limits {
 // unreachable names the config's model refs whose provider has neither a models.providers entry
 // nor a profile in the store (main's, or an agent's own).
 func unreachable(ctx context.Context, st *store.Store, cfg *policy.Config) []*policy.ConfigError {
-	providers := map[string]bool{}
-	agents := []string{"main"}
+	var agents []string
 	for _, a := range cfg.Agents {
 		agents = append(agents, a.ID)
 	}
-	for _, agent := range agents {
-		ps, err := st.ListAllProfiles(ctx, agent)
-		if err != nil {
-			return nil // the store's trouble is reported where it matters, not as a config mistake
-		}
-		for _, p := range ps {
-			providers[policy.NormalizeProvider(p.Provider)] = true
-		}
+	providers, err := st.ProfileProviders(ctx, agents...)
+	if err != nil {
+		return nil // the store's trouble is reported where it matters, not as a config mistake
 	}
 	return cfg.Unreachable(func(p string) bool { return providers[p] })
 }
