@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
 
 // A streamed 1,000-token answer through each adapter against the fake provider on loopback. Each

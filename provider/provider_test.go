@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
 
 const secret = "sk-test-secret-key-123456"

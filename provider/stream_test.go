@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
 
 // Live streaming: deltas as they come, the text so far on a failure, prefills, and the clocks.

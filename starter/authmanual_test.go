@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/internal/codec"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	_ "modernc.org/sqlite"
 )
 

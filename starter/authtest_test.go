@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonhq/baton/testsuite/fakeprovider"
+	"github.com/batonhq/baton/lab/fakeprovider"
 )
 
 func TestAuthTestMakesOneAttemptAndClassifiesItsFailure(t *testing.T) {

@@ -8,14 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/batonhq/baton/internal/bench"
-	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/bench"
+	"github.com/batonhq/baton/lab"
 )
 
-// runBench measures baton end to end against its goals (internal/bench) and prints a table of
+// runBench measures baton end to end against its goals (bench/) and prints a table of
 // the figures; --json prints bench/results.json's content on stdout and the table on stderr.
 func runBench(ctx context.Context, args []string, out, errOut io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -65,7 +64,7 @@ func runBench(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton bench: %v\n", err)
 		return exitFailure
 	}
-	printBenchTable(table, res)
+	res.PrintTable(table)
 	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -90,7 +89,7 @@ func benchBinaries(server, worker string) (string, string, error) {
 	}
 	dir := filepath.Dir(self)
 	if server == "" {
-		server = os.Getenv(testsuite.DevServerEnv)
+		server = os.Getenv(lab.DevServerEnv)
 	}
 	if server == "" {
 		server = filepath.Join(dir, "temporal-dev")
@@ -104,32 +103,4 @@ func benchBinaries(server, worker string) (string, string, error) {
 		}
 	}
 	return server, worker, nil
-}
-
-func printBenchTable(w io.Writer, res *bench.Results) {
-	fmt.Fprintf(w, "\nbaton bench, %s (fake provider at %d ms)\n\n", res.Machine, res.Setup.LatencyMs)
-	fmt.Fprintf(w, "  %-26s %12s   %-10s %s\n", "figure", "value", "goal", "")
-	fmt.Fprintf(w, "  %s\n", strings.Repeat("-", 60))
-	for _, f := range res.Figures {
-		goal, verdict := "-", "measured"
-		if f.Cmp != "" {
-			goal = f.Cmp + " " + trimFloat(f.Goal)
-			verdict = "ok"
-			if !f.Pass {
-				verdict = "MISSED"
-			}
-		}
-		fmt.Fprintf(w, "  %-26s %12s   %-10s %s\n", f.Name, trimFloat(f.Value), goal, verdict)
-	}
-	fmt.Fprintln(w)
-}
-
-func trimFloat(v float64) string {
-	switch {
-	case v == float64(int64(v)):
-		return fmt.Sprintf("%d", int64(v))
-	case v < 10:
-		return fmt.Sprintf("%.3f", v)
-	}
-	return fmt.Sprintf("%.1f", v)
 }

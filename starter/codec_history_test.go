@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/codec"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"go.temporal.io/sdk/client"
 )
 

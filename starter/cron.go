@@ -11,8 +11,8 @@ import (
 	"time"
 	_ "time/tzdata" // --tz works without the system's zone files
 
-	"github.com/batonhq/baton/internal/schedules"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/schedules"
 	"github.com/batonhq/baton/workflows"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
 
 func TestCronJobFiresAndFailsOverOnTheRealServer(t *testing.T) {

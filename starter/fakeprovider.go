@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/batonhq/baton/testsuite/fakeprovider"
+	"github.com/batonhq/baton/lab/fakeprovider"
 )
 
 // runFakeProvider serves the scriptable fake provider for the demo and for trying configs.

@@ -12,9 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/history"
 	"github.com/batonhq/baton/internal/codec"
-	"github.com/batonhq/baton/internal/history"
-	"github.com/batonhq/baton/internal/registry"
+	"github.com/batonhq/baton/registry"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
 )

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden")

@@ -9,8 +9,8 @@ import (
 
 	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/live"
-	"github.com/batonhq/baton/internal/registry"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/store"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
 
 // `baton replies` finds replies by baton's search attributes; `baton session list` shows the

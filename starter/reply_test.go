@@ -15,9 +15,9 @@ import (
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
 
 func TestReplyPrintsTheNoticeAndTheAnswer(t *testing.T) {

@@ -15,10 +15,11 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/tracing"
+	"github.com/batonhq/baton/lab"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -81,7 +82,7 @@ func TestServeTracesAReplyAndAnswersHealthAndTheDurableWait(t *testing.T) {
 			{Respond: []fakeprovider.Response{{Text: "traced"}}}})
 	cfgFile := filepath.Join(t.TempDir(), "baton.json5")
 	if err := os.WriteFile(cfgFile, []byte(`{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}, models: `+
-		testsuite.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
+		lab.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := testsuite.SharedServer(t)
@@ -98,7 +99,7 @@ func TestServeTracesAReplyAndAnswersHealthAndTheDurableWait(t *testing.T) {
 	defer traced.Close()
 	testsuite.StartWorker(t, traced, tq, w.Acts)
 
-	listen, _ := testsuite.FreeHostPort()
+	listen, _ := lab.FreeHostPort()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)

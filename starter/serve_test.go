@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/wire"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
 
 func serveWorld(t *testing.T, rules []fakeprovider.Rule) *httptest.Server {

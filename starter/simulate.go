@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/batonhq/baton/testsuite/scenario"
+	"github.com/batonhq/baton/lab/scenario"
 )
 
 // runSimulate plays a scenario file (docs/SCENARIOS.md) through the real workflow and prints

@@ -4,7 +4,7 @@ import (
 	"context"
 )
 
-// Read-only listings for the operator page (internal/ui): which agents hold auth state, and the
+// Read-only listings for the operator page (ui/): which agents hold auth state, and the
 // sessions most recently changed.
 
 // AuthAgents lists the agents that have stored profiles or usage stats, sorted; "main" (whose

@@ -13,10 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
 	"gopkg.in/yaml.v3"
@@ -47,7 +48,7 @@ type composeFile struct {
 
 func readCompose(t *testing.T) (root string, raw []byte, compose composeFile) {
 	t.Helper()
-	root, err := testsuite.ModuleRoot()
+	root, err := lab.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestComposeBatonServicesAreConsistent(t *testing.T) {
 // The Dockerfile builds the binaries `make build` builds, from the same packages, with the Go
 // version of go.mod.
 func TestDockerfileBuildsWhatMakeBuilds(t *testing.T) {
-	root, err := testsuite.ModuleRoot()
+	root, err := lab.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestDockerfileBuildsWhatMakeBuilds(t *testing.T) {
 // Anthropic as answering; with examples/baton.fake.json5 a reply fails over at once (no wait in
 // place), as the compose profile "fake" shows it.
 func TestTheFakeExampleFailsOver(t *testing.T) {
-	root, err := testsuite.ModuleRoot()
+	root, err := lab.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
 )

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -168,7 +169,7 @@ func TestDevServerRegistersProjectSearchAttributes(t *testing.T) {
 }
 
 func TestDevServerRefusesAPortInUse(t *testing.T) {
-	path, err := testsuite.DevServerPath()
+	path, err := lab.DevServerPath()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestDevServerRefusesAPortInUse(t *testing.T) {
 }
 
 func TestDevServerRefusesUnknownFlags(t *testing.T) {
-	path, err := testsuite.DevServerPath()
+	path, err := lab.DevServerPath()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestTheCredentialScanFindsALeakedKey(t *testing.T) {
 	if err := run.Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	leaks, n, err := srv.ScanHistories(ctx, []string{leaked})
+	leaks, n, err := testsuite.ScanHistories(ctx, srv, []string{leaked})
 	if err != nil || n == 0 {
 		t.Fatalf("scanned %d histories: %v", n, err)
 	}

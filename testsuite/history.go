@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/internal/history"
+	"github.com/batonhq/baton/history"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"

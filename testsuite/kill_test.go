@@ -10,17 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 )
 
 // startWorkerProcess runs bin/baton-worker against the test's server, store and config.
 func startWorkerProcess(t *testing.T, env []string) *exec.Cmd {
 	t.Helper()
-	root, err := testsuite.ModuleRoot()
+	root, err := lab.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func killMidStream(t *testing.T, req policy.ReplyRequest, record bool) {
 		}},
 	})
 	cfgFile := filepath.Join(t.TempDir(), "openclaw.json5")
-	if err := os.WriteFile(cfgFile, []byte(strings.TrimSuffix(config, "}")+`, models: `+testsuite.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
+	if err := os.WriteFile(cfgFile, []byte(strings.TrimSuffix(config, "}")+`, models: `+lab.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := testsuite.SharedServer(t)

@@ -11,9 +11,9 @@ import (
 
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/internal/metrics"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"

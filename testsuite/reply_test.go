@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/internal/registry"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"

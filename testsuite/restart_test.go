@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
@@ -30,7 +31,7 @@ func TestDevServerRestartsOnItsDatabaseFile(t *testing.T) {
 			t.Fatalf("%s: %v", id, err)
 		}
 	}
-	first, err := testsuite.StartServer(ctx, testsuite.ServerOptions{DBFilename: db, LogDir: testsuite.LogDir()})
+	first, err := lab.StartServer(ctx, lab.ServerOptions{DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestDevServerRestartsOnItsDatabaseFile(t *testing.T) {
 	if err := first.Stop(); err != nil {
 		t.Fatalf("stopping: %v", err)
 	}
-	second, err := testsuite.StartServer(ctx, testsuite.ServerOptions{DBFilename: db, LogDir: testsuite.LogDir()})
+	second, err := lab.StartServer(ctx, lab.ServerOptions{DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/batonhq/baton/internal/history"
+	"github.com/batonhq/baton/history"
+	"github.com/batonhq/baton/lab"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
@@ -90,7 +91,7 @@ func (l Leak) String() string {
 
 // ScanHistories reads the history of every workflow in the server's namespace and reports each
 // registered secret found in one.
-func (s *Server) ScanHistories(ctx context.Context, secrets []string) ([]Leak, int, error) {
+func ScanHistories(ctx context.Context, s *lab.Server, secrets []string) ([]Leak, int, error) {
 	c := s.Client()
 	var leaks []Leak
 	n := 0

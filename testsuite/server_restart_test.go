@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/logging"
-	"github.com/batonhq/baton/internal/registry"
+	"github.com/batonhq/baton/lab"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
@@ -20,14 +21,14 @@ import (
 // The Temporal server restarts (on its database file) while a reply waits on a slow provider:
 // the worker reconnects and the reply completes.
 func TestAReplySurvivesAServerRestart(t *testing.T) {
-	hostPort, err := testsuite.FreeHostPort()
+	hostPort, err := lab.FreeHostPort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	db := filepath.Join(t.TempDir(), "temporal.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv, err := testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
+	srv, err := lab.StartServer(ctx, lab.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestAReplySurvivesAServerRestart(t *testing.T) {
 	if err := srv.Stop(); err != nil {
 		t.Fatalf("stopping the server: %v", err)
 	}
-	srv, err = testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
+	srv, err = lab.StartServer(ctx, lab.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestAReplySurvivesAServerRestart(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	// This server's histories are not on the shared one that Main scans.
-	leaks, n, err := srv.ScanHistories(ctx, testsuite.Secrets())
+	leaks, n, err := testsuite.ScanHistories(ctx, srv, testsuite.Secrets())
 	if err != nil || n == 0 {
 		t.Errorf("scanned %d histories: %v", n, err)
 	}
@@ -98,14 +99,14 @@ func TestAnAnswerIsNeverBoughtTwice(t *testing.T) {
 }
 
 func serverAwayWhileAnswering(t *testing.T, req policy.ReplyRequest) {
-	hostPort, err := testsuite.FreeHostPort()
+	hostPort, err := lab.FreeHostPort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	db := filepath.Join(t.TempDir(), "temporal.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv, err := testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
+	srv, err := lab.StartServer(ctx, lab.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func serverAwayWhileAnswering(t *testing.T, req policy.ReplyRequest) {
 		t.Fatalf("stopping the server: %v", err)
 	}
 	time.Sleep(15 * time.Second)
-	srv, err = testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
+	srv, err = lab.StartServer(ctx, lab.ServerOptions{HostPort: hostPort, DBFilename: db, LogDir: testsuite.LogDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/activities"
-	"github.com/batonhq/baton/internal/registry"
+	"github.com/batonhq/baton/registry"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 )

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
@@ -55,7 +56,7 @@ func TestWorkerServesHealthReadinessAndProfileStates(t *testing.T) {
 	st.Close()
 
 	srv := testsuite.SharedServer(t)
-	listen, _ := testsuite.FreeHostPort()
+	listen, _ := lab.FreeHostPort()
 	interrupt := make(chan any, 1)
 	done := make(chan int, 1)
 	var stderr bytes.Buffer
@@ -97,8 +98,8 @@ func TestWorkerServesHealthReadinessAndProfileStates(t *testing.T) {
 // A worker started before its server serves /healthz, says in /readyz that Temporal is not
 // reached yet, and stops cleanly when interrupted while it waits.
 func TestWorkerWaitingForItsServerIsAliveButNotReady(t *testing.T) {
-	addr, _ := testsuite.FreeHostPort()
-	listen, _ := testsuite.FreeHostPort()
+	addr, _ := lab.FreeHostPort()
+	listen, _ := lab.FreeHostPort()
 	interrupt := make(chan any, 1)
 	done := make(chan int, 1)
 	var stderr bytes.Buffer

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/logging"
-	"github.com/batonhq/baton/internal/registry"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/api/temporalproto"

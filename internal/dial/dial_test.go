@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/logging"
-	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/lab"
 	"go.temporal.io/sdk/client"
 )
 
@@ -29,7 +29,7 @@ func TestTimeout(t *testing.T) {
 // A process started before its server waits for it, saying what it waits for, and connects once
 // the server is up.
 func TestDialWaitsForAServerStartedLater(t *testing.T) {
-	addr, err := testsuite.FreeHostPort()
+	addr, err := lab.FreeHostPort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestDialWaitsForAServerStartedLater(t *testing.T) {
 		t.Fatalf("Dial returned before the server started: %v", r.err)
 	default:
 	}
-	srv, err := testsuite.StartServer(ctx, testsuite.ServerOptions{HostPort: addr})
+	srv, err := lab.StartServer(ctx, lab.ServerOptions{HostPort: addr})
 	if err != nil {
 		t.Fatal(err)
 	}

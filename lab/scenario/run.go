@@ -14,11 +14,11 @@ import (
 
 	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/logging"
-	"github.com/batonhq/baton/internal/registry"
+	"github.com/batonhq/baton/lab"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/store"
-	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -111,7 +111,7 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 		return nil, err
 	}
 	defer fake.Close()
-	testsuite.PointAtFake(cfg, fake, creds)
+	lab.PointAtFake(cfg, fake, creds)
 
 	src := &activities.ConfigSource{}
 	src.Set(cfg)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/history"
 	"github.com/batonhq/baton/internal/codec"
-	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/api/serviceerror"
 )

@@ -25,12 +25,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/batonhq/baton/internal/history"
+	"github.com/batonhq/baton/history"
+	"github.com/batonhq/baton/lab"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/store"
-	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -187,7 +187,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 type bench struct {
 	opts   Options
 	dir    string
-	server *testsuite.Server
+	server *lab.Server
 	fake   *fakeprovider.Server
 	store  *store.Store
 	config *policy.Config
@@ -238,7 +238,7 @@ func (b *bench) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	testsuite.PointAtFake(cfg, b.fake, creds)
+	lab.PointAtFake(cfg, b.fake, creds)
 	b.config = cfg
 	configPath := filepath.Join(b.dir, "baton.json5")
 	if err := os.WriteFile(configPath, []byte(configJSON(cfg)), 0o600); err != nil {
@@ -257,7 +257,7 @@ func (b *bench) start(ctx context.Context) error {
 	b.progress("starting the dev server (%s)", b.opts.ServerBin)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if b.server, err = testsuite.StartServer(sctx, testsuite.ServerOptions{Path: b.opts.ServerBin, Args: strings.Fields(os.Getenv("BATON_BENCH_SERVER_ARGS"))}); err != nil {
+	if b.server, err = lab.StartServer(sctx, lab.ServerOptions{Path: b.opts.ServerBin, Args: strings.Fields(os.Getenv("BATON_BENCH_SERVER_ARGS"))}); err != nil {
 		return err
 	}
 	b.c = b.server.Client()
@@ -297,7 +297,7 @@ func (b *bench) start(ctx context.Context) error {
 
 // startServe runs `baton serve` (its own worker makes the attempts of its callers) on a free port.
 func (b *bench) startServe(ctx context.Context, storeURL, configPath string) error {
-	addr, err := testsuite.FreeHostPort()
+	addr, err := lab.FreeHostPort()
 	if err != nil {
 		return err
 	}
@@ -821,7 +821,7 @@ func machine() string {
 
 // configJSON writes cfg's providers into the bench config, as BATON_CONFIG for the worker.
 func configJSON(cfg *policy.Config) string {
-	return strings.TrimSuffix(strings.TrimSpace(benchConfig), "}") + "  models: " + testsuite.ModelsConfig(cfg) + ",\n}\n"
+	return strings.TrimSuffix(strings.TrimSpace(benchConfig), "}") + "  models: " + lab.ModelsConfig(cfg) + ",\n}\n"
 }
 
 func tailFile(path string, n int) string {
@@ -831,4 +831,33 @@ func tailFile(path string, n int) string {
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
+// PrintTable writes the figures with their goals, as `baton bench` shows them.
+func (res *Results) PrintTable(w io.Writer) {
+	fmt.Fprintf(w, "\nbaton bench, %s (fake provider at %d ms)\n\n", res.Machine, res.Setup.LatencyMs)
+	fmt.Fprintf(w, "  %-26s %12s   %-10s %s\n", "figure", "value", "goal", "")
+	fmt.Fprintf(w, "  %s\n", strings.Repeat("-", 60))
+	for _, f := range res.Figures {
+		goal, verdict := "-", "measured"
+		if f.Cmp != "" {
+			goal = f.Cmp + " " + trimFloat(f.Goal)
+			verdict = "ok"
+			if !f.Pass {
+				verdict = "MISSED"
+			}
+		}
+		fmt.Fprintf(w, "  %-26s %12s   %-10s %s\n", f.Name, trimFloat(f.Value), goal, verdict)
+	}
+	fmt.Fprintln(w)
+}
+
+func trimFloat(v float64) string {
+	switch {
+	case v == float64(int64(v)):
+		return fmt.Sprintf("%d", int64(v))
+	case v < 10:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
 }

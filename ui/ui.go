@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/history"
 	"github.com/batonhq/baton/internal/codec"
-	"github.com/batonhq/baton/internal/history"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"go.temporal.io/sdk/client"

@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/codec"
-	"github.com/batonhq/baton/internal/ui"
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
+	"github.com/batonhq/baton/ui"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
-	"github.com/batonhq/baton/testsuite/fakeprovider"
 )
 
 // Scenario is one file.

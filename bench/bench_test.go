@@ -7,19 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/internal/bench"
-	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/bench"
+	"github.com/batonhq/baton/lab"
 )
 
 // TestBenchMeasuresEveryFigure runs the bench small (a few samples, 20 in flight, a 3 s outage)
 // on the real dev server and a worker built from this tree: every figure comes out with its
 // goal, and the ones that do not depend on the machine hold exactly.
 func TestBenchMeasuresEveryFigure(t *testing.T) {
-	server, err := testsuite.DevServerPath()
+	server, err := lab.DevServerPath()
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := testsuite.ModuleRoot()
+	root, err := lab.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
