@@ -7,7 +7,7 @@ WORKFLOWCHECK_VERSION := v0.6.0
 DEVSERVER_SRC := $(wildcard tools/devserver/*.go) tools/devserver/go.mod tools/devserver/go.sum
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build test vet workflowcheck fuzz bench demo up clean FORCE
+.PHONY: all build check test vet workflowcheck fuzz bench demo up clean FORCE
 
 all: build
 
@@ -35,6 +35,11 @@ vet:
 workflowcheck: $(WORKFLOWCHECK)
 	$(WORKFLOWCHECK) -show-pos ./workflows/...
 
+# The fast loop (under two minutes on a warm cache): vet, workflowcheck and every test that needs
+# no Temporal server and no PostgreSQL (-short skips those; `make test` runs everything).
+check: vet workflowcheck
+	$(GO) test -short -count=1 ./...
+
 # The store suite runs against SQLite and a real PostgreSQL that scripts/test-postgres.sh
 # provides (installing and starting it on 127.0.0.1 when needed).
 test: build vet workflowcheck
@@ -48,7 +53,7 @@ test: build vet workflowcheck
 FUZZTIME ?= 200000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./policy
-	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./policy
+	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./starter
 
 # Speed and memory goals live in benchmarks: policy's decision pass (< 5 µs), classification of a
@@ -68,7 +73,8 @@ demo: build
 up: build
 	./scripts/up.sh
 
+# Build outputs only: .baton/ holds the default store, with the user's keys, and is never removed.
 clean:
-	rm -rf bin .baton
+	rm -rf bin
 
 FORCE:

@@ -7,31 +7,24 @@ import (
 	"github.com/batonhq/baton/provider"
 )
 
-// FailureOf is an adapter's failure as the classifier reads it.
+// FailureOf is an adapter's failure, parsed once by the provider layer (provider.Error.Parse), as
+// the policy reads it: the one mapping between the two records.
 func FailureOf(providerID string, e *provider.Error) policy.Failure {
 	return policy.Failure{
 		Provider: providerID, Status: e.Status, Code: e.Code, Type: e.Type,
-		Message: e.Message, Body: e.BodyPreview, Net: policy.NetErrorKind(e.Net),
+		Message: e.Message, Wrapped: e.Wrapped, Detail: e.Detail, Body: e.BodyPreview,
+		Page: e.Page, DetailPage: e.DetailPage, Net: policy.NetErrorKind(e.Net), Stream: policy.StreamFault(e.Stream),
+		Retry: policy.RetryInfo(e.Retry), // the same shape, field for field
 	}
 }
 
-// ReasonOf classifies a failed attempt. Stream faults are decided here, as DESIGN.md says: a cut,
-// a stall, a first-token timeout and a malformed chunk are timeouts; an empty 200 is
-// empty_response; an in-band error event is read like an HTTP body without a status.
+// ReasonOf classifies a failed attempt (policy.AttemptReason: stream faults by their kind, a
+// transport failure without an answer as a timeout, anything else by the classifier).
 func ReasonOf(providerID string, e *provider.Error) policy.Reason {
-	switch e.Stream {
-	case provider.FaultCut, provider.FaultStall, provider.FaultFirstToken, provider.FaultResponseTimeout, provider.FaultMalformed:
-		return policy.ReasonTimeout
-	case provider.FaultEmpty:
-		return policy.ReasonEmptyResponse
-	}
-	if e.Status == 0 && e.Stream == "" && e.Net != "" {
-		return policy.ReasonTimeout // no answer at all: reset, refused, DNS, TLS
-	}
-	return policy.Classify(FailureOf(providerID, e))
+	return policy.AttemptReason(FailureOf(providerID, e))
 }
 
 // HintOf reads the retry hints of a failure at now.
 func HintOf(e *provider.Error, now time.Time) policy.RetryHint {
-	return policy.ParseRetryHint(e.Headers, e.BodyPreview, now)
+	return policy.RetryHintAt(FailureOf("", e).Retry, now)
 }

@@ -32,8 +32,40 @@ func TestReasonOfStreamFaultsAndBodies(t *testing.T) {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
-	h := HintOf(&provider.Error{Headers: map[string]string{"retry-after": "2"}}, time.Unix(0, 0))
+	h := HintOf((&provider.Error{Headers: map[string]string{"retry-after": "2"}}).Parse(nil), time.Unix(0, 0))
 	if !h.HasAfter || h.After != 2*time.Second {
 		t.Errorf("hint %+v", h)
+	}
+}
+
+// The provider layer's stream faults and the policy's are the same words: a fault the policy did
+// not know would be classified like a body instead of decided by its kind.
+func TestStreamFaultsAreThePolicysWords(t *testing.T) {
+	for p, want := range map[string]policy.StreamFault{
+		provider.FaultResponseTimeout: policy.FaultResponseTimeout, provider.FaultCut: policy.FaultCut,
+		provider.FaultStall: policy.FaultStall, provider.FaultFirstToken: policy.FaultFirstToken,
+		provider.FaultMalformed: policy.FaultMalformed, provider.FaultInBandError: policy.FaultInBandError,
+		provider.FaultEmpty: policy.FaultEmpty,
+	} {
+		if got := FailureOf("openai", &provider.Error{Stream: p}).Stream; got != want {
+			t.Errorf("provider fault %q is policy fault %q, want %q", p, got, want)
+		}
+	}
+}
+
+// FailureOf hands the policy everything the provider layer parsed: a body's error object, a
+// wrapper's, and the retry hints.
+func TestFailureOfCarriesTheParse(t *testing.T) {
+	e := (&provider.Error{Status: 429, Headers: map[string]string{"Retry-After": "3"}}).
+		Parse([]byte(`{"error":{"message":"429 {\"error\":{\"message\":\"slow down\",\"code\":\"rate_limit_exceeded\"}}","type":"requests"}}`))
+	f := FailureOf("openai", e)
+	if f.Message != "slow down" || f.Code != "rate_limit_exceeded" || f.Type != "requests" || f.Wrapped == "" || f.Detail == "" || f.Body == "" {
+		t.Errorf("failure %+v", f)
+	}
+	if h := HintOf(e, time.Unix(0, 0)); !h.HasAfter || h.After != 3*time.Second {
+		t.Errorf("hint %+v", h)
+	}
+	if r := ReasonOf("openai", e); r != policy.ReasonRateLimit {
+		t.Errorf("reason %s", r)
 	}
 }

@@ -89,9 +89,8 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 	if err != nil {
 		return state, err
 	}
-	if len(profiles) == 0 && req.Agent != "main" {
-		state.AuthAgent = "main"
-		if profiles, err = st.ListProfiles(ctx, "main"); err != nil {
+	if state.AuthAgent = policy.AuthAgent(req.Agent, len(profiles)); state.AuthAgent != req.Agent {
+		if profiles, err = st.ListProfiles(ctx, state.AuthAgent); err != nil {
 			return state, err
 		}
 	}
@@ -125,7 +124,7 @@ func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (po
 		return out, err
 	}
 	a.keep(ctx, req, out) // before reporting: a report lost with its worker or server loses no answer
-	if !req.Record || policy.WillRetry(out, req.Retries, req.RetryMaxWait) {
+	if policy.WillRetry(out, req.Retries, req.RetryMaxWait) {
 		if !a.NoServerWait {
 			awaitServer(ctx)
 		}
@@ -313,7 +312,7 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest, don
 	if prefill != "" {
 		resp.Answer.Text = done + policy.ContinuationText(prefill, resp.Answer.Text)
 	}
-	return policy.Succeeded(resp.Answer), nil
+	return succeeded(resp.Answer)
 }
 
 // RecordOutcome applies an outcome to the profile's usage stats in one transaction.
@@ -345,12 +344,12 @@ func (a *Activities) RecordOutcome(ctx context.Context, r policy.OutcomeRecord) 
 }
 
 // ClaimProbe takes the provider's probe slot (once per provider per 30 s, across replies).
-func (a *Activities) ClaimProbe(ctx context.Context, agent, providerID string, at time.Time) (bool, error) {
+func (a *Activities) ClaimProbe(ctx context.Context, c policy.ProbeClaim) (bool, error) {
 	st, err := a.store()
 	if err != nil {
 		return false, err
 	}
-	return st.TryProbe(ctx, agent, providerID, at, policy.ProbeThrottle)
+	return st.TryProbe(ctx, c.Agent, c.Provider, c.At)
 }
 
 // WriteFallback writes the fallback override before the fallback is tried, only if the session
@@ -385,13 +384,7 @@ func (a *Activities) MarkSkip(ctx context.Context, r policy.SkipMarkRequest) err
 		return err
 	}
 	_, err = st.UpdateSession(ctx, r.Session, "", r.At, func(s *store.Session) error {
-		marks := []policy.SkipMark{r.Mark}
-		for _, m := range s.SkipMarks {
-			if r.At.Before(m.Until) && !(m.Model == r.Mark.Model && m.Profile == r.Mark.Profile) {
-				marks = append(marks, m)
-			}
-		}
-		s.SkipMarks = marks
+		s.SessionState = s.SessionState.MarkSkip(r.Mark, r.At)
 		return nil
 	})
 	return err
@@ -405,26 +398,7 @@ func (a *Activities) EndTurn(ctx context.Context, e policy.TurnEnd) error {
 		return err
 	}
 	_, err = st.UpdateSession(ctx, e.Session, e.Agent, e.At, func(s *store.Session) error {
-		if e.ClearAuto {
-			s.Model = policy.ClearAuto(s.Model)
-		}
-		if e.Notice != nil {
-			s.Notice = *e.Notice
-			// A sticky turn on the fallback says no new reason: the one that moved the session stands.
-			if e.FallbackReason != "" || e.Notice.Active == "" {
-				s.FallbackReason = e.FallbackReason
-			}
-		}
-		if e.Reprobed {
-			s.LastReprobeAt = e.At
-		}
-		if e.Pin && e.Profile != "" {
-			if _, user, ok := s.Model.ProfilePin(e.Provider); !(ok && user) {
-				c := s.Model.CompactionCount
-				s.Model.AuthProfileOverride, s.Model.AuthProfileOverrideSource, s.Model.AuthProfileOverrideCompactionCount = e.Profile, policy.SourceAuto, &c
-			}
-		}
-		s.LiveModelSwitchPending = false
+		s.SessionState = s.SessionState.EndTurn(e)
 		return nil
 	})
 	return err
@@ -501,25 +475,28 @@ func (s *deltaSink) send(d provider.Delta) {
 // turnOf is the turn an attempt sends: kept in the store (TurnRef), inline, or one message.
 // Content that is gone (past BATON_CONTENT_RETENTION) fails the reply with a named error: it is
 // baton's loss, not the provider's, so no profile is blamed.
-func (a *Activities) turnOf(ctx context.Context, st *store.Store, req policy.AttemptRequest) (policy.Turn, error) {
+func (a *Activities) turnOf(ctx context.Context, st *store.Store, req policy.AttemptRequest) (provider.Turn, error) {
+	var turn provider.Turn
 	switch {
 	case req.TurnRef != "":
 		data, err := st.GetContent(ctx, req.TurnRef)
 		if errors.Is(err, store.ErrNotFound) {
-			return policy.Turn{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTurnContentMissing, nil)
+			return turn, temporal.NewNonRetryableApplicationError(err.Error(), ErrTurnContentMissing, nil)
 		}
 		if err != nil {
-			return policy.Turn{}, err
+			return turn, err
 		}
-		var turn policy.Turn
 		if err := json.Unmarshal(data, &turn); err != nil {
-			return policy.Turn{}, temporal.NewNonRetryableApplicationError("the stored turn "+req.TurnRef+" does not decode: "+err.Error(), ErrTurnContentMissing, nil)
+			return turn, temporal.NewNonRetryableApplicationError("the stored turn "+req.TurnRef+" does not decode: "+err.Error(), ErrTurnContentMissing, nil)
 		}
 		return turn, nil
-	case req.Turn != nil:
-		return *req.Turn, nil
+	case len(req.Turn) > 0:
+		if err := json.Unmarshal(req.Turn, &turn); err != nil {
+			return turn, fmt.Errorf("the turn does not decode: %w", err)
+		}
+		return turn, nil
 	}
-	return policy.TextTurn(req.Message), nil
+	return provider.TextTurn(req.Message), nil
 }
 
 // ErrTurnContentMissing ends a reply whose turn content the store no longer holds.

@@ -15,6 +15,9 @@ import (
 // on the real dev server and a worker built from this tree: every figure comes out with its
 // goal, and the ones that do not depend on the machine hold exactly.
 func TestBenchMeasuresEveryFigure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Temporal dev server: `make test` runs it")
+	}
 	server, err := lab.DevServerPath()
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +41,8 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"happy_ratio": "<=", "failover_ratio": "<=", "outage_primary_attempts": "<=", "silent_failover_s": "<=",
-		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "p99_overhead_ms": "", "worker_rss_mb": "<=",
-		"ttft_ratio": "<=", "events_streamed": "<="}
+		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "throughput_ratio": ">=", "floor_rps": "",
+		"floor_p50_ms": "", "p99_overhead_ms": "", "worker_rss_mb": "<=", "ttft_ratio": "<=", "events_streamed": "<="}
 	if len(res.Figures) != len(want) {
 		t.Errorf("%d figures, want %d", len(res.Figures), len(want))
 	}
@@ -71,6 +74,13 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 	}
 	if f, _ := res.Figure("outage_primary_attempts"); f.Value < 1 || res.Raw["outage_primary_calls"] < f.Value {
 		t.Errorf("outage: %v attempts, %v calls", f.Value, res.Raw["outage_primary_calls"])
+	}
+	// The engine floor ran beside the replies, and the ratio is the replies' rate over its rate.
+	floor, _ := res.Figure("floor_rps")
+	rps, _ := res.Figure("throughput_rps")
+	ratio, _ := res.Figure("throughput_ratio")
+	if floor.Value <= 0 || res.Raw["floor_p50_ms"] <= 0 || ratio.Value != rps.Value/floor.Value {
+		t.Errorf("floor %v/s (p50 %v ms), replies %v/s, ratio %v", floor.Value, res.Raw["floor_p50_ms"], rps.Value, ratio.Value)
 	}
 	if f, _ := res.Figure("worker_rss_mb"); f.Value <= 0 {
 		t.Errorf("worker RSS %v", f.Value)

@@ -147,17 +147,9 @@ func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
 					st.Outcome = "succeeded"
 				}
 				steps = append(steps, st)
-			case workflows.WriteFallbackActivity:
-				var w policy.SessionWrite
-				_ = decode(s.input, &w)
-				steps = append(steps, Step{At: at, Kind: "session", Model: modelOf(w.Next.ProviderOverride, w.Next.ModelOverride), Decision: "write fallback"})
-			case workflows.RollbackFallbackActivity:
-				steps = append(steps, Step{At: at, Kind: "session", Decision: "roll back"})
-			case workflows.ClaimProbeActivity:
-				steps = append(steps, Step{At: at, Kind: "probe", Decision: "probe"})
 			}
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
-			// A lean reply's store steps are local activities: a marker each, without its input.
+			// The reply's store steps are local activities: a marker each, without its input.
 			m := e.GetMarkerRecordedEventAttributes()
 			if m.GetMarkerName() != localActivityMarker {
 				continue

@@ -26,7 +26,7 @@ func wellFormed(t *testing.T, svg []byte) {
 
 // Every recorded reply draws: a bar per attempt, a mark per skip, a lane per candidate.
 func TestEveryRecordedReplyDraws(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "workflows", "testdata", "reply-*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "workflows", "testdata", "reply-*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatal(files, err)
 	}
@@ -96,7 +96,7 @@ func TestARunningReplyDrawsItsAttemptInFlight(t *testing.T) {
 // Waits say what they waited for: in the recorded exhausted reply, the overload's same-candidate
 // retries.
 func TestWaitsSayWhatTheyWaitedFor(t *testing.T) {
-	h, err := Load(filepath.Join("..", "..", "workflows", "testdata", "reply-exhausted.json"))
+	h, err := Load(filepath.Join("..", "workflows", "testdata", "reply-exhausted.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

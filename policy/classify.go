@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"encoding/json"
 	"regexp"
 	"strings"
 )
@@ -46,15 +45,65 @@ const (
 	NetEOF     NetErrorKind = "eof"
 )
 
-// Failure is a failed exchange with a provider, as the adapter saw it.
+// Failure is a failed exchange with a provider as the provider layer parsed it, once (provider.Error,
+// which activities.FailureOf maps here): the input of Classify, AttemptReason and RetryHintAt. They
+// read its fields and parse nothing: the JSON error object a body or a message held is already
+// read into Message, Type, Code and Detail, an HTML page already recognised (Page).
 type Failure struct {
-	Provider string       `json:"provider,omitempty"`
-	Status   int          `json:"status,omitempty"`
-	Code     string       `json:"code,omitempty"` // provider error code, e.g. rate_limit_exceeded
-	Type     string       `json:"type,omitempty"` // provider error type, e.g. overloaded_error
-	Message  string       `json:"message,omitempty"`
-	Body     string       `json:"body,omitempty"`
-	Net      NetErrorKind `json:"net,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	Code     string `json:"code,omitempty"` // provider error code, e.g. rate_limit_exceeded
+	Type     string `json:"type,omitempty"` // provider error type, e.g. overloaded_error
+	// Message is the error's own message: that of the JSON error object the body or the message
+	// held, else the message, else the body's text.
+	Message string `json:"message,omitempty"`
+	// Wrapped is the message as it came when it held an error object after a status or a short
+	// wrapper ("429 {"error":{…}}"): its words are read when the object's say nothing. "": as Message.
+	Wrapped string `json:"wrapped,omitempty"`
+	// Detail is what the body says (its error object's message, or its text); Body is the body.
+	Detail string `json:"detail,omitempty"`
+	Body   string `json:"body,omitempty"`
+	// Page: the message is an HTML page (a proxy's or a gateway's), whose words say nothing, only its
+	// status; DetailPage: the detail is one.
+	Page       bool         `json:"page,omitempty"`
+	DetailPage bool         `json:"detailPage,omitempty"`
+	Net        NetErrorKind `json:"net,omitempty"`
+	// Stream is how the stream failed, if it did (AttemptReason reads it; Classify does not).
+	Stream StreamFault `json:"stream,omitempty"`
+	// Retry is what the answer said about when to come back, as it said it (RetryHintAt).
+	Retry RetryInfo `json:"retry,omitzero"`
+}
+
+// StreamFault is how a stream failed, or never started: the provider layer's Fault* words.
+type StreamFault string
+
+// Stream faults.
+const (
+	FaultResponseTimeout StreamFault = "response_timeout"    // no response headers in time
+	FaultCut             StreamFault = "cut"                 // ended without the protocol's terminator
+	FaultStall           StreamFault = "stall"               // went silent longer than the idle timeout
+	FaultFirstToken      StreamFault = "first_token_timeout" // nothing within the first-token timeout
+	FaultMalformed       StreamFault = "malformed"           // a chunk that is not valid JSON
+	FaultInBandError     StreamFault = "in_band_error"       // an error event inside a 200 stream
+	FaultEmpty           StreamFault = "empty"               // a 200 with no content
+)
+
+// AttemptReason is why a failed attempt failed. Stream faults are decided by their kind, as
+// DESIGN.md says: a cut, a stall, a first-token or response timeout and a malformed chunk are
+// timeouts, an empty 200 is empty_response; a transport failure with no answer at all (reset,
+// refused, DNS, TLS) is a timeout whatever it says; anything else, an in-band error event
+// included (read like a body without a status), is classified (Classify).
+func AttemptReason(f Failure) Reason {
+	switch f.Stream {
+	case FaultCut, FaultStall, FaultFirstToken, FaultResponseTimeout, FaultMalformed:
+		return ReasonTimeout
+	case FaultEmpty:
+		return ReasonEmptyResponse
+	}
+	if f.Status == 0 && f.Stream == "" && f.Net != "" {
+		return ReasonTimeout
+	}
+	return Classify(f)
 }
 
 // reasonServerError is OpenClaw's server_error, which DESIGN.md folds into timeout. It lives only
@@ -73,22 +122,22 @@ func Classify(f Failure) Reason {
 }
 
 func classify(f Failure) Reason {
-	f, detail := withBodyFields(f)
 	provider := NormalizeProvider(f.Provider)
-	raw := strings.TrimSpace(f.Message)
-	if prefix, ok := htmlPage(raw); ok {
+	// text is the error's own message; raw the message as it came (a status or wrapper and an
+	// error object), whose words count when the object's say nothing.
+	text := strings.TrimSpace(f.Message)
+	raw := text
+	if f.Wrapped != "" {
+		raw = strings.TrimSpace(f.Wrapped)
+	}
+	detail := f.Detail
+	if f.Page {
 		// A gateway's page says nothing about the model; only its status does.
 		status := f.Status
 		if status == 0 {
-			status = leadingStatus(prefix)
+			status = leadingStatus(raw) // the wrapper before the page: "502 <!DOCTYPE html>…"
 		}
 		return htmlPageReason(status)
-	}
-	// A JSON error object after a status or wrapper prefix is read like a body: its message first.
-	text := raw
-	if e, ok := embeddedErrorBody(raw); ok {
-		f.Type, f.Code = firstNonEmpty(f.Type, e.Type), firstNonEmpty(f.Code, e.Code)
-		text = firstNonEmpty(strings.TrimSpace(e.Message), raw)
 	}
 	hint := f.Status
 	if hint == 0 {
@@ -99,10 +148,8 @@ func classify(f Failure) Reason {
 		r = classifyMessage(raw, provider, hint) // the object's own markers ("type":"server_error")
 	}
 	// The body may say more than the message (a wrapper like "400 Bad Request").
-	if detail != "" && detail != text && detail != raw {
-		if _, page := htmlPage(detail); !page {
-			r = mergeDetail(r, classifyMessage(detail, provider, hint))
-		}
+	if detail != "" && detail != text && detail != raw && !f.DetailPage {
+		r = mergeDetail(r, classifyMessage(detail, provider, hint))
 	}
 	said := r // what the words say, before the type and the code
 	if r == ReasonNone && f.Type != "" {
@@ -163,98 +210,6 @@ func mergeDetail(msg, detail Reason) Reason {
 		return detail
 	}
 	return msg
-}
-
-// withBodyFields fills message, type and code from an OpenAI- or Anthropic-shaped JSON body.
-// It also returns the body's own text (its message when JSON) for classification as a detail.
-func withBodyFields(f Failure) (Failure, string) {
-	body := strings.TrimSpace(f.Body)
-	detail := body
-	if f.Message == "" && body != "" && !strings.HasPrefix(body, "{") {
-		f.Message = body
-	}
-	if e, ok := parseErrorBody(body); ok {
-		detail = strings.TrimSpace(e.Message)
-		if f.Message == "" {
-			f.Message = e.Message
-		}
-		if f.Type == "" {
-			f.Type = e.Type
-		}
-		if f.Code == "" {
-			f.Code = e.Code
-		}
-	}
-	return f, detail
-}
-
-// embeddedErrorBody decodes a JSON error object that is the message, or follows a short wrapper
-// ("400 ", "Error: 529 ", "API Error: "). Text after the object is ignored.
-func embeddedErrorBody(s string) (ErrorBody, bool) {
-	i := strings.IndexByte(s, '{')
-	if i < 0 || i > maxWrapperLen {
-		return ErrorBody{}, false
-	}
-	return parseErrorBody(s[i:])
-}
-
-// maxWrapperLen bounds what may stand before an embedded error object: a status and a label, not
-// a sentence that happens to quote JSON.
-const maxWrapperLen = 80
-
-// ErrorBody is the error object of an OpenAI ({"error":{message,type,code}}) or Anthropic
-// ({"type":"error","error":{type,message}}) response.
-type ErrorBody struct {
-	Message string
-	Type    string
-	Code    string
-}
-
-// parseErrorBody reads an error body of either shape, or a bare {message,type,code}.
-func parseErrorBody(s string) (ErrorBody, bool) {
-	if !strings.HasPrefix(s, "{") {
-		return ErrorBody{}, false
-	}
-	var raw struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Type    string          `json:"type"`
-		Code    json.RawMessage `json:"code"`
-	}
-	if json.NewDecoder(strings.NewReader(s)).Decode(&raw) != nil {
-		return ErrorBody{}, false
-	}
-	out := ErrorBody{Message: raw.Message, Type: raw.Type, Code: codeString(raw.Code)}
-	if out.Type == "error" {
-		out.Type = ""
-	}
-	if len(raw.Error) > 0 {
-		var inner struct {
-			Message string          `json:"message"`
-			Type    string          `json:"type"`
-			Code    json.RawMessage `json:"code"`
-		}
-		if json.Unmarshal(raw.Error, &inner) == nil {
-			out = ErrorBody{Message: inner.Message, Type: inner.Type, Code: codeString(inner.Code)}
-		} else {
-			var text string
-			if json.Unmarshal(raw.Error, &text) == nil {
-				out.Message = text
-			}
-		}
-	}
-	return out, out.Message != "" || out.Type != "" || out.Code != ""
-}
-
-func codeString(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return strings.Trim(string(raw), `"`)
 }
 
 // classifyType reads a JSON error type when the words say nothing. api_error is Anthropic's
@@ -423,20 +378,6 @@ func leadingStatus(msg string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
-}
-
-// htmlPage reports a message that is an HTML page (after at most a short wrapper, returned), as a
-// proxy or gateway sends in place of the provider's answer.
-func htmlPage(s string) (string, bool) {
-	i := strings.IndexByte(s, '<')
-	if i < 0 || i > maxWrapperLen {
-		return "", false
-	}
-	head := strings.ToLower(s[i:min(len(s), i+len("<!doctype html"))])
-	if strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html") {
-		return s[:i], true
-	}
-	return "", false
 }
 
 // htmlPageReason is what a page's status alone says; its words are not read.

@@ -13,7 +13,7 @@ func runClassifyCases(t *testing.T, cases []classifyCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Classify(c.f); got != c.want {
+			if got := classifyAsCame(c.f); got != c.want {
 				t.Errorf("Classify(%+v) = %s, want %s", c.f, got, c.want)
 			}
 		})

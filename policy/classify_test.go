@@ -87,7 +87,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Classify(c.f); got != c.want {
+			if got := classifyAsCame(c.f); got != c.want {
 				t.Errorf("Classify(%+v) = %s, want %s", c.f, got, c.want)
 			}
 		})
@@ -103,7 +103,7 @@ func FuzzClassify(f *testing.F) {
 		f.Add(c.f.Provider, c.f.Status, c.f.Message, c.f.Body, c.f.Code)
 	}
 	f.Fuzz(func(t *testing.T, provider string, status int, msg, body, code string) {
-		in := Failure{Provider: provider, Status: status, Message: msg, Body: body, Code: code}
+		in := parsed(Failure{Provider: provider, Status: status, Message: msg, Body: body, Code: code})
 		r := Classify(in)
 		if r != ReasonNone && !validReason(r) {
 			t.Fatalf("unknown reason %q", r) // the classifier's own server_error never leaks

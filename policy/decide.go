@@ -27,8 +27,6 @@ type CandidateState struct {
 	ChainLen  int
 	// Profiles in order (OrderProfiles), with their stats.
 	Profiles []OrderedProfile
-	// LastProviderProbe is the provider's probe throttle (zero: never probed).
-	LastProviderProbe time.Time
 	// TransientProbeUsed: this reply already spent its transient probe on this provider.
 	TransientProbeUsed bool
 	// SkipCached is a skip-cache mark for this candidate in this session (ReasonNone: none).
@@ -95,16 +93,15 @@ func DecideCandidate(cs CandidateState, now time.Time) CandidateDecision {
 		d.SkipText = fmt.Sprintf("Provider %s has %s issue (skipping all models)", provider, reason)
 		return d
 	}
-	throttleOpen := cs.LastProviderProbe.IsZero() || now.Sub(cs.LastProviderProbe) >= ProbeThrottle
+	// A probe claims the provider's probe slot (ProbeSlotOpen, across replies); AfterClaim says
+	// what a refused claim leaves.
 	nearExpiry := soonest.IsZero() || !now.Before(soonest.Add(-ProbeMargin))
 	switch {
 	case primary && cs.ChainLen == 1:
-		// A strict chain has nothing else to try: probe whenever the throttle allows.
-		if throttleOpen {
-			d.Action, d.SetsThrottle = ActionProbe, true
-		}
+		// A strict chain has nothing else to try: it probes whenever the throttle allows.
+		d.Action, d.SetsThrottle = ActionProbe, true
 	case primary:
-		if throttleOpen && nearExpiry {
+		if nearExpiry {
 			d.Action, d.SetsThrottle = ActionProbe, true
 		}
 	case Transient(reason) && !cs.TransientProbeUsed:
@@ -286,4 +283,21 @@ func LiveSwitch(ch Chain, current int, target ModelRef) (jump int, restart bool)
 		return i, false
 	}
 	return -1, true
+}
+
+// ProbeSlotOpen reports whether a provider last probed at last (zero: never) may be probed at
+// now: at most one cooldown probe per provider per ProbeThrottle, across all replies. The store
+// applies it inside the transaction that claims the slot.
+func ProbeSlotOpen(last, now time.Time) bool {
+	return last.IsZero() || now.Sub(last) >= ProbeThrottle
+}
+
+// AfterClaim is the decision once the probe slot was claimed or refused: only a primary's probe
+// waits for the throttle (refused: the candidate is skipped); a transient sibling probe goes on
+// and has merely set it.
+func AfterClaim(d CandidateDecision, claimed bool) CandidateDecision {
+	if d.Action == ActionProbe && d.SetsThrottle && !claimed && !d.TransientProbe {
+		d.Action = ActionSkip
+	}
+	return d
 }

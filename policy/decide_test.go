@@ -31,20 +31,6 @@ func TestDecideCandidate(t *testing.T) {
 			state(0, 2, ReasonRateLimit, 2*time.Minute), ActionProbe, ReasonRateLimit},
 		{"a primary whose expiry is further away is skipped",
 			state(0, 2, ReasonRateLimit, 2*time.Minute+time.Second), ActionSkip, ReasonRateLimit},
-		{"a primary inside the 30 s probe throttle is skipped",
-			func() CandidateState {
-				s := state(0, 2, ReasonRateLimit, time.Minute)
-				s.LastProviderProbe = now.Add(-29 * time.Second)
-				return s
-			}(),
-			ActionSkip, ReasonRateLimit},
-		{"the throttle opens again after 30 s",
-			func() CandidateState {
-				s := state(0, 2, ReasonRateLimit, time.Minute)
-				s.LastProviderProbe = now.Add(-30 * time.Second)
-				return s
-			}(),
-			ActionProbe, ReasonRateLimit},
 		{"billing probes only the primary near expiry",
 			state(0, 2, ReasonBilling, time.Minute), ActionProbe, ReasonBilling},
 		{"billing on a fallback is skipped",
@@ -260,5 +246,39 @@ func TestLiveSwitch(t *testing.T) {
 	}
 	if _, restart := LiveSwitch(ch, 0, ModelRef{"z", "9"}); !restart {
 		t.Error("a model outside the chain restarts the reply")
+	}
+}
+
+func TestProbeThrottle(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		last time.Time
+		open bool
+	}{
+		{"a provider never probed may be probed", time.Time{}, true},
+		{"a provider probed 29 s ago may not be probed again", now.Add(-29 * time.Second), false},
+		{"the slot opens again after 30 s", now.Add(-30 * time.Second), true},
+	} {
+		if got := ProbeSlotOpen(tc.last, now); got != tc.open {
+			t.Errorf("%s: ProbeSlotOpen = %v", tc.name, got)
+		}
+	}
+	probe := CandidateDecision{Action: ActionProbe, SetsThrottle: true}
+	transient := CandidateDecision{Action: ActionProbe, SetsThrottle: true, TransientProbe: true}
+	for _, tc := range []struct {
+		name    string
+		d       CandidateDecision
+		claimed bool
+		action  string
+	}{
+		{"a primary probe that claimed the slot probes", probe, true, ActionProbe},
+		{"a primary inside the 30 s probe throttle is skipped", probe, false, ActionSkip},
+		{"a transient sibling probe goes on without the slot", transient, false, ActionProbe},
+		{"an attempt is not a probe: no slot to claim", CandidateDecision{Action: ActionAttempt}, false, ActionAttempt},
+	} {
+		if got := AfterClaim(tc.d, tc.claimed).Action; got != tc.action {
+			t.Errorf("%s: action %s, want %s", tc.name, got, tc.action)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package policy
 import (
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/provider"
 )
 
 func TestParseRetryHint(t *testing.T) {
@@ -28,7 +30,9 @@ func TestParseRetryHint(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := ParseRetryHint(c.headers, c.body, now)
+			// The provider layer reads the headers and the body once; the policy reads that at now.
+			e := (&provider.Error{Headers: c.headers}).Parse([]byte(c.body))
+			got := RetryHintAt(RetryInfo(e.Retry), now)
 			if got.After != c.want.After || got.HasAfter != c.want.HasAfter || !got.ResetAt.Equal(c.want.ResetAt) {
 				t.Errorf("got %+v, want %+v", got, c.want)
 			}

@@ -191,3 +191,14 @@ func describe(p *StoredProfile, provider, model string, now time.Time) OrderedPr
 func expired(p *StoredProfile, now time.Time) bool {
 	return p.Type == TypeOAuth && !p.Expires.IsZero() && !now.Before(p.Expires)
 }
+
+// NextProfile is the profile a rotation moves to: the first available one of ordered not yet
+// tried in this candidate ("" when none is left).
+func NextProfile(ordered []OrderedProfile, tried map[string]bool) string {
+	for _, op := range ordered {
+		if op.Available && !tried[op.ID] {
+			return op.ID
+		}
+	}
+	return ""
+}

@@ -331,3 +331,23 @@ func EarliestOf(times ...time.Time) time.Time {
 	}
 	return out
 }
+
+// StopError is the error type a reply stopped by a failure that must not fail over ends with:
+// a context overflow says so; every other stop (a request the provider rejects) is a format error.
+func StopError(r Reason) string {
+	if r == ReasonContextOverflow {
+		return ErrContextOverflow
+	}
+	return ErrFormat
+}
+
+// LastFailed is the last failed attempt of attempts (nil: none failed), which a success's
+// decision record names as the step it recovered from.
+func LastFailed(attempts []Attempt) *Attempt {
+	for k := len(attempts) - 1; k >= 0; k-- {
+		if attempts[k].Result == ResultFailed {
+			return &attempts[k]
+		}
+	}
+	return nil
+}

@@ -1,6 +1,9 @@
 package policy
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Override sources, as the session stores them.
 const (
@@ -92,20 +95,10 @@ func ProviderOfProfile(id string) string {
 // FallbackWrite is what a reply writes to the session before a fallback attempt: the override
 // fields, source auto, and the origin (the model selected when the fallback started).
 func FallbackWrite(prev SessionModel, target ModelRef, origin ModelRef, profile string, now time.Time) SessionModel {
-	next := prev
+	next := prev.withPin(profile, SourceAuto)
 	next.ProviderOverride = target.Provider
 	next.ModelOverride = target.Model
 	next.ModelOverrideSource = SourceAuto
-	next.AuthProfileOverride = profile
-	next.AuthProfileOverrideSource = ""
-	if profile != "" {
-		next.AuthProfileOverrideSource = SourceAuto
-	}
-	next.AuthProfileOverrideCompactionCount = nil
-	if profile != "" {
-		c := prev.CompactionCount
-		next.AuthProfileOverrideCompactionCount = &c
-	}
 	// An override that already came from a fallback keeps its first origin.
 	if _, ok := prev.Origin(); !ok || prev.EffectiveOverrideSource() != SourceAuto {
 		next.ModelOverrideFallbackOriginProvider = origin.Provider
@@ -121,27 +114,79 @@ func CanWriteFallback(s SessionModel) bool {
 	return src != SourceUser
 }
 
+// fallbackOwned is the one list of the fields a fallback owns: it writes them, compares them
+// before writing, and restores them when the fallback fails. They are the six override fields of
+// the seeds, the origin, and when the override was written; the compaction count is the session's.
+var fallbackOwned = []struct {
+	name  string                    // the field's JSON name
+	field func(m *SessionModel) any // the field in m: *string, **int or *time.Time
+}{
+	{"providerOverride", func(m *SessionModel) any { return &m.ProviderOverride }},
+	{"modelOverride", func(m *SessionModel) any { return &m.ModelOverride }},
+	{"modelOverrideSource", func(m *SessionModel) any { return &m.ModelOverrideSource }},
+	{"authProfileOverride", func(m *SessionModel) any { return &m.AuthProfileOverride }},
+	{"authProfileOverrideSource", func(m *SessionModel) any { return &m.AuthProfileOverrideSource }},
+	{"authProfileOverrideCompactionCount", func(m *SessionModel) any { return &m.AuthProfileOverrideCompactionCount }},
+	{"modelOverrideFallbackOriginProvider", func(m *SessionModel) any { return &m.ModelOverrideFallbackOriginProvider }},
+	{"modelOverrideFallbackOriginModel", func(m *SessionModel) any { return &m.ModelOverrideFallbackOriginModel }},
+	{"modelOverrideUpdatedAt", func(m *SessionModel) any { return &m.ModelOverrideUpdatedAt }},
+}
+
+// sameField reports whether two fields of fallbackOwned hold the same value.
+func sameField(a, b any) bool {
+	switch x := a.(type) {
+	case *string:
+		return *x == *b.(*string)
+	case **int:
+		return intPtrEqual(*x, *b.(**int))
+	case *time.Time:
+		return x.Equal(*b.(*time.Time))
+	}
+	panic(fmt.Sprintf("fallbackOwned: a field of type %T", a))
+}
+
+// setField copies a field of fallbackOwned from src to dst.
+func setField(dst, src any) {
+	switch x := dst.(type) {
+	case *string:
+		*x = *src.(*string)
+	case **int:
+		*x = copyInt(*src.(**int))
+	case *time.Time:
+		*x = *src.(*time.Time)
+	default:
+		panic(fmt.Sprintf("fallbackOwned: a field of type %T", dst))
+	}
+}
+
+// SameFallbackOwned reports whether a and b hold the same value in every field a fallback owns:
+// the compare of the session's compare-and-set.
+func SameFallbackOwned(a, b SessionModel) bool {
+	for _, f := range fallbackOwned {
+		if !sameField(f.field(&a), f.field(&b)) {
+			return false
+		}
+	}
+	return true
+}
+
+// WithFallbackOwned is s with the fields a fallback owns taken from next: the set of the
+// session's compare-and-set (everything else, like the compaction count, stays the session's).
+func WithFallbackOwned(s, next SessionModel) SessionModel {
+	for _, f := range fallbackOwned {
+		setField(f.field(&s), f.field(&next))
+	}
+	return s
+}
+
 // NarrowRollback restores each field the fallback wrote to its value before, but only where the
 // session still holds what the fallback wrote: a concurrent /model is never clobbered.
 func NarrowRollback(current, before, written SessionModel) SessionModel {
 	out := current
-	restore := func(cur *string, prev, wrote string) {
-		if *cur == wrote {
-			*cur = prev
+	for _, f := range fallbackOwned {
+		if sameField(f.field(&current), f.field(&written)) {
+			setField(f.field(&out), f.field(&before))
 		}
-	}
-	restore(&out.ProviderOverride, before.ProviderOverride, written.ProviderOverride)
-	restore(&out.ModelOverride, before.ModelOverride, written.ModelOverride)
-	restore(&out.ModelOverrideSource, before.ModelOverrideSource, written.ModelOverrideSource)
-	restore(&out.AuthProfileOverride, before.AuthProfileOverride, written.AuthProfileOverride)
-	restore(&out.AuthProfileOverrideSource, before.AuthProfileOverrideSource, written.AuthProfileOverrideSource)
-	restore(&out.ModelOverrideFallbackOriginProvider, before.ModelOverrideFallbackOriginProvider, written.ModelOverrideFallbackOriginProvider)
-	restore(&out.ModelOverrideFallbackOriginModel, before.ModelOverrideFallbackOriginModel, written.ModelOverrideFallbackOriginModel)
-	if intPtrEqual(out.AuthProfileOverrideCompactionCount, written.AuthProfileOverrideCompactionCount) {
-		out.AuthProfileOverrideCompactionCount = before.AuthProfileOverrideCompactionCount
-	}
-	if out.ModelOverrideUpdatedAt.Equal(written.ModelOverrideUpdatedAt) {
-		out.ModelOverrideUpdatedAt = before.ModelOverrideUpdatedAt
 	}
 	return out
 }
@@ -151,6 +196,74 @@ func intPtrEqual(a, b *int) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+func copyInt(p *int) *int {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// withPin pins profile on the session as source's, stamped with the compaction count it was set
+// at (a later compaction makes an auto pin stale); "" removes the pin.
+func (s SessionModel) withPin(profile, source string) SessionModel {
+	if profile == "" {
+		s.AuthProfileOverride, s.AuthProfileOverrideSource, s.AuthProfileOverrideCompactionCount = "", "", nil
+		return s
+	}
+	c := s.CompactionCount
+	s.AuthProfileOverride, s.AuthProfileOverrideSource, s.AuthProfileOverrideCompactionCount = profile, source, &c
+	return s
+}
+
+// UserChoice is a user's /model (also the model picker, sessions.patch and a live switch): an
+// exact choice of ref, source user, no fallback origin, written at now. A profile given (of ref's
+// provider) is pinned as the user's; without one, a pin for ref's provider stays and a pin for
+// another provider goes. A zero ref is the user clearing the override (back to the configured
+// default); the pin then stays.
+func UserChoice(s SessionModel, ref ModelRef, profile string, now time.Time) SessionModel {
+	s.ProviderOverride, s.ModelOverride, s.ModelOverrideSource = ref.Provider, ref.Model, SourceUser
+	if ref.IsZero() {
+		s.ModelOverrideSource = ""
+	}
+	s.ModelOverrideFallbackOriginProvider, s.ModelOverrideFallbackOriginModel = "", ""
+	s.ModelOverrideUpdatedAt = now
+	switch {
+	case profile != "" && CheckUserChoice(ref, profile) == nil:
+		s = s.withPin(profile, SourceUser)
+	case !ref.IsZero() && s.AuthProfileOverride != "" && ProviderOfProfile(s.AuthProfileOverride) != ref.Provider:
+		s = s.withPin("", "")
+	}
+	return s
+}
+
+// CheckUserChoice names what is wrong with a user's choice of ref with profile: a profile of
+// another provider than ref's.
+func CheckUserChoice(ref ModelRef, profile string) error {
+	if profile != "" && !ref.IsZero() && ProviderOfProfile(profile) != ref.Provider {
+		return fmt.Errorf("profile %q is not a %s profile", profile, ref.Provider)
+	}
+	return nil
+}
+
+// UserPin is sessions.patch's authProfileOverride without a model: profile pinned as the user's
+// ("" removes the pin).
+func UserPin(s SessionModel, profile string) SessionModel {
+	return s.withPin(profile, SourceUser)
+}
+
+// AutoPin pins the profile that served a turn as the session's auto pin, unless the user pinned
+// one for that provider.
+func AutoPin(s SessionModel, provider, profile string) SessionModel {
+	if profile == "" {
+		return s
+	}
+	if _, user, ok := s.ProfilePin(provider); ok && user {
+		return s
+	}
+	return s.withPin(profile, SourceAuto)
 }
 
 // ClearAuto removes an auto model override (and its origin and auto profile pin): on recovery of
@@ -164,16 +277,16 @@ func ClearAuto(s SessionModel) SessionModel {
 		s.ModelOverrideFallbackOriginProvider, s.ModelOverrideFallbackOriginModel = "", ""
 	}
 	if s.AuthProfileOverrideSource == SourceAuto {
-		s.AuthProfileOverride, s.AuthProfileOverrideSource, s.AuthProfileOverrideCompactionCount = "", "", nil
+		s = s.withPin("", "")
 	}
 	return s
 }
 
-// Reset is /new and /reset: auto model overrides go, the profile pin (auto or user) goes, the
-// compaction count restarts; a user's model override stays.
+// Reset is the model half of /new and /reset (SessionState.Reset is the whole): auto model
+// overrides go, the profile pin (auto or user) goes, the compaction count restarts; a user's
+// model override stays.
 func Reset(s SessionModel) SessionModel {
-	s = ClearAuto(s)
-	s.AuthProfileOverride, s.AuthProfileOverrideSource, s.AuthProfileOverrideCompactionCount = "", "", nil
+	s = ClearAuto(s).withPin("", "")
 	s.CompactionCount = 0
 	return s
 }

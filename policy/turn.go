@@ -1,6 +1,9 @@
 package policy
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // The records a reply passes between its workflow and its activities. They live here, in the
 // floor package, because both sides read them; they are plain data and carry no secret.
@@ -11,9 +14,11 @@ type ReplyRequest struct {
 	Session string `json:"session,omitempty"`
 	Message string `json:"message"`
 	// Turn, when given, is the whole model turn (conversation, tools, parameters); Message is then
-	// ignored. A large turn lives in the store instead, named by TurnRef (never both).
-	Turn    *Turn  `json:"turn,omitempty"`
-	TurnRef string `json:"turnRef,omitempty"`
+	// ignored. A large turn lives in the store instead, named by TurnRef (never both). It is the
+	// provider layer's turn (provider.Turn) as JSON, carried opaquely: the workflow never reads
+	// inside it, only passes it to the attempt.
+	Turn    json.RawMessage `json:"turn,omitempty"`
+	TurnRef string          `json:"turnRef,omitempty"`
 	// CarriesImages: the turn holds an image, so text-only candidates are skipped (and the image
 	// chain serves it when no candidate of the chain accepts images).
 	CarriesImages bool `json:"carriesImages,omitempty"`
@@ -77,9 +82,10 @@ type AttemptRequest struct {
 	Model    string `json:"model"`
 	Profile  string `json:"profile"`
 	Message  string `json:"message"`
-	// Turn or TurnRef, when given, replaces Message with a whole turn.
-	Turn    *Turn  `json:"turn,omitempty"`
-	TurnRef string `json:"turnRef,omitempty"`
+	// Turn or TurnRef, when given, replaces Message with a whole turn (Turn: provider.Turn as JSON,
+	// opaque to the workflow, which never reads inside it).
+	Turn    json.RawMessage `json:"turn,omitempty"`
+	TurnRef string          `json:"turnRef,omitempty"`
 	// Key is the attempt's identity: the same across runs of it after a lost worker, so that the
 	// outcome (or the checkpoint) the first run kept is not bought again.
 	Key string `json:"key,omitempty"`
@@ -92,11 +98,10 @@ type AttemptRequest struct {
 	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
 	IdleTimeout       time.Duration `json:"idleTimeout"`
 	ResponseTimeout   time.Duration `json:"responseTimeout,omitempty"`
-	// Record makes the attempt apply its final outcome to the profile's usage stats itself, and
-	// on success end the turn with OnSuccess, so that the reply spends no history events on
-	// them. An outcome the reply will retry in place (WillRetry) is not recorded: only the last
-	// failure of a route counts against the profile.
-	Record       bool          `json:"record,omitempty"`
+	// The attempt applies its final outcome to the profile's usage stats itself and, on success,
+	// ends the turn with OnSuccess, so that the reply spends no history events on them. An outcome
+	// the reply will retry in place (WillRetry) is not recorded: only the last failure of a route
+	// counts against the profile.
 	Retries      int           `json:"retries,omitempty"`      // same-candidate retries before this call
 	RetryMaxWait time.Duration `json:"retryMaxWait,omitempty"` // the reply's retry budget
 	OnSuccess    *TurnEnd      `json:"onSuccess,omitempty"`
@@ -116,14 +121,17 @@ func WillRetry(out AttemptOutcome, retriesSoFar int, maxWait time.Duration) bool
 // AttemptOutcome is what one call did, classified where it happened so that the history keeps
 // the reason each decision was made on.
 type AttemptOutcome struct {
-	OK           bool       `json:"ok"`
-	Text         string     `json:"text,omitempty"`
-	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
-	Reasoning    []Part     `json:"reasoning,omitempty"`
-	FinishReason string     `json:"finishReason,omitempty"`
-	Input        int64      `json:"inputTokens,omitempty"`
-	Output       int64      `json:"outputTokens,omitempty"`
-	CachedInput  int64      `json:"cachedInputTokens,omitempty"`
+	OK   bool   `json:"ok"`
+	Text string `json:"text,omitempty"`
+	// ToolCalls and Reasoning are the answer's tool calls and reasoning parts (provider.ToolCall,
+	// provider.Part) as JSON, carried opaquely: the workflow never reads inside them, only hands
+	// them on to the ReplyResult (provider.EncodeAnswerContent, DecodeAnswerContent).
+	ToolCalls    json.RawMessage `json:"toolCalls,omitempty"`
+	Reasoning    json.RawMessage `json:"reasoning,omitempty"`
+	FinishReason string          `json:"finishReason,omitempty"`
+	Input        int64           `json:"inputTokens,omitempty"`
+	Output       int64           `json:"outputTokens,omitempty"`
+	CachedInput  int64           `json:"cachedInputTokens,omitempty"`
 
 	Reason Reason `json:"reason,omitempty"`
 	Status int    `json:"status,omitempty"`
@@ -157,6 +165,13 @@ type OutcomeRecord struct {
 	OK       bool      `json:"ok"`
 	Reason   Reason    `json:"reason,omitempty"`
 	Hint     RetryHint `json:"hint,omitzero"`
+	At       time.Time `json:"at"`
+}
+
+// ProbeClaim asks for a provider's probe slot (policy.ProbeSlotOpen) at At.
+type ProbeClaim struct {
+	Agent    string    `json:"agent"`
+	Provider string    `json:"provider"`
 	At       time.Time `json:"at"`
 }
 
@@ -198,16 +213,18 @@ type TurnEnd struct {
 
 // ReplyResult is a reply's answer.
 type ReplyResult struct {
-	Text         string     `json:"text"`
-	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
-	Reasoning    []Part     `json:"reasoning,omitempty"`
-	FinishReason string     `json:"finishReason,omitempty"`
-	Input        int64      `json:"inputTokens"`
-	Output       int64      `json:"outputTokens"`
-	CachedInput  int64      `json:"cachedInputTokens,omitempty"`
-	Served       Served     `json:"served"`
-	Attempts     []Attempt  `json:"attempts"`
-	Notices      []string   `json:"notices"`
+	Text string `json:"text"`
+	// ToolCalls and Reasoning: the serving attempt's (AttemptOutcome), as opaque JSON the workflow
+	// never reads inside; a front door decodes them (provider.DecodeAnswerContent).
+	ToolCalls    json.RawMessage `json:"toolCalls,omitempty"`
+	Reasoning    json.RawMessage `json:"reasoning,omitempty"`
+	FinishReason string          `json:"finishReason,omitempty"`
+	Input        int64           `json:"inputTokens"`
+	Output       int64           `json:"outputTokens"`
+	CachedInput  int64           `json:"cachedInputTokens,omitempty"`
+	Served       Served          `json:"served"`
+	Attempts     []Attempt       `json:"attempts"`
+	Notices      []string        `json:"notices"`
 }
 
 // Served names the candidate and profile that answered.
@@ -219,11 +236,10 @@ type Served struct {
 
 // Error types a reply ends with.
 const (
-	ErrFallbackSummary        = "FallbackSummaryError"
-	ErrContextOverflow        = "ContextOverflowError"
-	ErrFormat                 = "FormatError"
-	ErrAborted                = "AbortedError"
-	ErrLiveSessionModelSwitch = "LiveSessionModelSwitchError"
+	ErrFallbackSummary = "FallbackSummaryError"
+	ErrContextOverflow = "ContextOverflowError"
+	ErrFormat          = "FormatError"
+	ErrAborted         = "AbortedError"
 	// ErrStreamInterrupted ends a reply whose stream failed after the caller saw part of it
 	// (streaming.midStream "error", or a tool call already delivered).
 	ErrStreamInterrupted = "StreamInterruptedError"
@@ -258,16 +274,4 @@ type SkipMarkRequest struct {
 	Session string    `json:"session"`
 	Mark    SkipMark  `json:"mark"`
 	At      time.Time `json:"at"`
-}
-
-// Answer is the outcome's answer in the turn model.
-func (o AttemptOutcome) Answer() Answer {
-	return Answer{Text: o.Text, ToolCalls: o.ToolCalls, Reasoning: o.Reasoning, FinishReason: o.FinishReason,
-		Usage: Usage{Input: o.Input, Output: o.Output, CachedInput: o.CachedInput}}
-}
-
-// Succeeded is the outcome of an attempt that answered.
-func Succeeded(a Answer) AttemptOutcome {
-	return AttemptOutcome{OK: true, Text: a.Text, ToolCalls: a.ToolCalls, Reasoning: a.Reasoning, FinishReason: a.FinishReason,
-		Input: a.Usage.Input, Output: a.Usage.Output, CachedInput: a.Usage.CachedInput}
 }

@@ -320,3 +320,19 @@ func soonestExpiry(n int, stat func(int) *ProfileStats, provider, model string, 
 	}
 	return soonest
 }
+
+// SoonestBack is when the soonest candidate of chain may be usable again, from the stats of the
+// profiles of each candidate's provider (zero: none is cooling down).
+func SoonestBack(chain Chain, profiles []StoredProfile, now time.Time) time.Time {
+	var soonest time.Time
+	for _, cand := range chain.Candidates {
+		var stats []ProfileStats
+		for _, p := range profiles {
+			if NormalizeProvider(p.Provider) == cand.Provider {
+				stats = append(stats, p.Stats)
+			}
+		}
+		soonest = EarliestOf(soonest, SoonestExpiry(stats, cand.Provider, cand.Model, now))
+	}
+	return soonest
+}

@@ -227,13 +227,11 @@ func TestOutageTriesThePrimaryOncePerThrottleInterval(t *testing.T) {
 			ordered := OrderProfiles(OrderInput{Provider: cand.Provider, Model: cand.Model, Now: now, Config: cfg, Profiles: profiles})
 			d := DecideCandidate(CandidateState{Candidate: cand, Index: i, ChainLen: len(chain), Profiles: ordered, TransientProbeUsed: transientUsed}, now)
 			if d.Action == ActionProbe && d.SetsThrottle {
-				claimed := lastProbe.IsZero() || now.Sub(lastProbe) >= ProbeThrottle // the store's TryProbe
+				claimed := ProbeSlotOpen(lastProbe, now) // as the store's TryProbe
 				if claimed {
 					lastProbe = now
 				}
-				if !claimed && !d.TransientProbe {
-					d.Action = ActionSkip
-				}
+				d = AfterClaim(d, claimed)
 			}
 			if d.Action == ActionSkip {
 				continue

@@ -11,8 +11,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
-
-	"github.com/batonhq/baton/policy"
 )
 
 // The Messages request body, built from a turn: lean structs of our own, so the JSON is exactly
@@ -111,7 +109,7 @@ var anthropicOwnKeys = map[string]bool{"model": true, "messages": true, "system"
 
 // anthropicOverridable: the body fields an extra field may replace, because the adapter chose
 // them without the turn asking (max_tokens, when the turn names none).
-func anthropicOverridable(t policy.Turn) map[string]bool {
+func anthropicOverridable(t Turn) map[string]bool {
 	if p := t.Params.MaxTokens; p == nil || *p <= 0 {
 		return map[string]bool{"max_tokens": true}
 	}
@@ -124,7 +122,7 @@ var objectSchema = json.RawMessage(`{"type":"object"}`)
 // names the tool that emulates a JSON response format ("" when none): its input is the answer.
 // prefill (as PrefillSent gives it) is the answer so far, sent as the final assistant message for
 // the model to continue.
-func anthropicBody(model string, t policy.Turn, d *drops, prefill string) (body anthropicRequest, jsonTool string) {
+func anthropicBody(model string, t Turn, d *drops, prefill string) (body anthropicRequest, jsonTool string) {
 	body = anthropicRequest{Model: model, Stream: true}
 	body.System, body.Messages = anthropicMessages(t.Messages, d)
 	if prefill != "" {
@@ -148,9 +146,9 @@ func anthropicBody(model string, t policy.Turn, d *drops, prefill string) (body 
 
 	// A JSON response format: a forced tool whose input is the answer, or, beside the turn's own
 	// tools, an instruction in the system prompt.
-	if f := p.ResponseFormat; f != nil && (f.Type == policy.FormatJSONObject || f.Type == policy.FormatJSONSchema) {
+	if f := p.ResponseFormat; f != nil && (f.Type == FormatJSONObject || f.Type == FormatJSONSchema) {
 		schema := rawJSON(f.Schema)
-		if f.Type == policy.FormatJSONObject || len(schema) == 0 {
+		if f.Type == FormatJSONObject || len(schema) == 0 {
 			schema = objectSchema
 		}
 		if f.Strict != nil {
@@ -173,7 +171,7 @@ func anthropicBody(model string, t policy.Turn, d *drops, prefill string) (body 
 			// Beside tools of the turn's own, or to continue a prefill (JSON cut mid-way goes on
 			// as text; a forced tool would start a new document).
 			instruction := "Answer with only a JSON object, and no other text."
-			if f.Type == policy.FormatJSONSchema {
+			if f.Type == FormatJSONSchema {
 				instruction = "Answer with only JSON matching this JSON Schema, and no other text:\n" + compactJSON(schema)
 			}
 			body.System = append(body.System, anthropicText{Type: "text", Text: instruction})
@@ -185,11 +183,11 @@ func anthropicBody(model string, t policy.Turn, d *drops, prefill string) (body 
 			body.ToolChoice = &anthropicToolChoice{Type: "tool", Name: jsonTool}
 		} else if c := t.ToolChoice; c != nil {
 			switch c.Type {
-			case policy.ToolChoiceRequired:
+			case ToolChoiceRequired:
 				body.ToolChoice = &anthropicToolChoice{Type: "any"}
-			case policy.ToolChoiceNamed:
+			case ToolChoiceNamed:
 				body.ToolChoice = &anthropicToolChoice{Type: "tool", Name: c.Name}
-			case policy.ToolChoiceNone:
+			case ToolChoiceNone:
 				body.ToolChoice = &anthropicToolChoice{Type: "none"}
 			default:
 				body.ToolChoice = &anthropicToolChoice{Type: "auto"}
@@ -219,7 +217,7 @@ func anthropicBody(model string, t policy.Turn, d *drops, prefill string) (body 
 	case p.ThinkingBudget != nil && *p.ThinkingBudget > 0:
 		budget = max(*p.ThinkingBudget, minThinkingBudget)
 	case p.ReasoningEffort != "":
-		budget, budgetField = policy.ReasoningBudget(p.ReasoningEffort), "params.reasoningEffort"
+		budget, budgetField = ReasoningBudget(p.ReasoningEffort), "params.reasoningEffort"
 	}
 	if budget > 0 {
 		// Anthropic refuses thinking with a forced tool, with a prefilled final assistant
@@ -227,7 +225,7 @@ func anthropicBody(model string, t policy.Turn, d *drops, prefill string) (body 
 		// thinking block (it came from another model).
 		forced := body.ToolChoice != nil && (body.ToolChoice.Type == "any" || body.ToolChoice.Type == "tool")
 		n := len(body.Messages)
-		prefilled := n > 0 && body.Messages[n-1].Role == policy.RoleAssistant
+		prefilled := n > 0 && body.Messages[n-1].Role == RoleAssistant
 		if forced || prefilled || toolUseWithoutThinking(body.Messages) {
 			d.add(budgetField)
 			budget = 0
@@ -279,7 +277,7 @@ func anthropicBody(model string, t policy.Turn, d *drops, prefill string) (body 
 // anthropicMessages translates the conversation: system and developer text to system blocks,
 // the rest to alternating user and assistant messages. A tool result goes into the user message
 // right after the assistant message that made the call, before anything else in it.
-func anthropicMessages(msgs []policy.Message, d *drops) (system []anthropicText, out []anthropicMessage) {
+func anthropicMessages(msgs []Message, d *drops) (system []anthropicText, out []anthropicMessage) {
 	owner := map[string]int{} // tool_use id → index in out of its assistant message
 	add := func(role string, block any) {
 		if n := len(out); n > 0 && out[n-1].Role == role {
@@ -290,9 +288,9 @@ func anthropicMessages(msgs []policy.Message, d *drops) (system []anthropicText,
 	}
 	for _, m := range msgs {
 		switch m.Role {
-		case policy.RoleSystem, policy.RoleDeveloper:
+		case RoleSystem, RoleDeveloper:
 			for _, p := range m.Content {
-				if p.Type != policy.PartText {
+				if p.Type != PartText {
 					d.add("messages.content." + p.Type + inRole(m.Role))
 					continue
 				}
@@ -300,46 +298,46 @@ func anthropicMessages(msgs []policy.Message, d *drops) (system []anthropicText,
 					system = append(system, anthropicText{Type: "text", Text: p.Text, CacheControl: rawJSON(p.CacheControl)})
 				}
 			}
-		case policy.RoleAssistant:
+		case RoleAssistant:
 			for _, p := range m.Content {
 				switch p.Type {
-				case policy.PartText:
+				case PartText:
 					if strings.TrimSpace(p.Text) != "" {
-						add(policy.RoleAssistant, anthropicText{Type: "text", Text: p.Text, CacheControl: rawJSON(p.CacheControl)})
+						add(RoleAssistant, anthropicText{Type: "text", Text: p.Text, CacheControl: rawJSON(p.CacheControl)})
 					}
-				case policy.PartToolCall:
+				case PartToolCall:
 					id := anthropicToolID(p.CallID)
-					add(policy.RoleAssistant, anthropicToolUse{Type: "tool_use", ID: id, Name: p.Name, Input: toolInput(p.Arguments), CacheControl: rawJSON(p.CacheControl)})
+					add(RoleAssistant, anthropicToolUse{Type: "tool_use", ID: id, Name: p.Name, Input: toolInput(p.Arguments), CacheControl: rawJSON(p.CacheControl)})
 					owner[id] = len(out) - 1
-				case policy.PartReasoning:
+				case PartReasoning:
 					if len(p.CacheControl) > 0 {
 						d.add("messages.content.cacheControl") // thinking blocks take no cache mark
 					}
 					switch {
 					case p.Signature != "":
-						add(policy.RoleAssistant, anthropicThinkingBlock{Type: "thinking", Thinking: p.Text, Signature: p.Signature})
+						add(RoleAssistant, anthropicThinkingBlock{Type: "thinking", Thinking: p.Text, Signature: p.Signature})
 					case p.Redacted != "":
-						add(policy.RoleAssistant, anthropicRedactedThinking{Type: "redacted_thinking", Data: p.Redacted})
+						add(RoleAssistant, anthropicRedactedThinking{Type: "redacted_thinking", Data: p.Redacted})
 					default:
 						d.add("messages.content.reasoning (without a signature)")
 					}
 				default:
-					d.add("messages.content." + p.Type + inRole(policy.RoleAssistant))
+					d.add("messages.content." + p.Type + inRole(RoleAssistant))
 				}
 			}
 		default: // user, tool
 			for _, p := range m.Content {
 				switch p.Type {
-				case policy.PartToolResult:
+				case PartToolResult:
 					id := anthropicToolID(p.CallID)
 					block := anthropicToolResult{Type: "tool_result", ToolUseID: id, IsError: p.IsError, CacheControl: rawJSON(p.CacheControl)}
 					for _, r := range p.Result {
 						switch r.Type {
-						case policy.PartText:
+						case PartText:
 							if strings.TrimSpace(r.Text) != "" {
 								block.Content = append(block.Content, anthropicText{Type: "text", Text: r.Text, CacheControl: rawJSON(r.CacheControl)})
 							}
-						case policy.PartImage:
+						case PartImage:
 							block.Content = append(block.Content, anthropicImageBlock(r, d))
 						default:
 							d.add("messages.content.result." + r.Type)
@@ -350,18 +348,18 @@ func anthropicMessages(msgs []policy.Message, d *drops) (system []anthropicText,
 					case ok && a+1 < len(out):
 						insertBlock(&out[a+1], block) // out alternates roles: out[a+1] is a user message
 					case ok:
-						out = append(out, anthropicMessage{Role: policy.RoleUser, Content: []any{block}})
+						out = append(out, anthropicMessage{Role: RoleUser, Content: []any{block}})
 					default:
-						add(policy.RoleUser, block)
+						add(RoleUser, block)
 					}
-				case policy.PartText, policy.PartImage:
+				case PartText, PartImage:
 					switch {
-					case m.Role == policy.RoleTool:
-						d.add("messages.content." + p.Type + inRole(policy.RoleTool))
-					case p.Type == policy.PartImage:
-						add(policy.RoleUser, anthropicImageBlock(p, d))
+					case m.Role == RoleTool:
+						d.add("messages.content." + p.Type + inRole(RoleTool))
+					case p.Type == PartImage:
+						add(RoleUser, anthropicImageBlock(p, d))
 					case strings.TrimSpace(p.Text) != "":
-						add(policy.RoleUser, anthropicText{Type: "text", Text: p.Text, CacheControl: rawJSON(p.CacheControl)})
+						add(RoleUser, anthropicText{Type: "text", Text: p.Text, CacheControl: rawJSON(p.CacheControl)})
 					}
 				default:
 					d.add("messages.content." + p.Type + inRole(m.Role))
@@ -370,7 +368,7 @@ func anthropicMessages(msgs []policy.Message, d *drops) (system []anthropicText,
 		}
 	}
 	// A final assistant message (a prefill) may not end with whitespace.
-	if n := len(out); n > 0 && out[n-1].Role == policy.RoleAssistant {
+	if n := len(out); n > 0 && out[n-1].Role == RoleAssistant {
 		last := &out[n-1]
 		if t, ok := last.Content[len(last.Content)-1].(anthropicText); ok {
 			t.Text = PrefillSent(t.Text)
@@ -385,8 +383,8 @@ func anthropicMessages(msgs []policy.Message, d *drops) (system []anthropicText,
 // new block or message.
 func appendPrefill(msgs []anthropicMessage, prefill string) []anthropicMessage {
 	n := len(msgs)
-	if n == 0 || msgs[n-1].Role != policy.RoleAssistant {
-		return append(msgs, anthropicMessage{Role: policy.RoleAssistant, Content: []any{anthropicText{Type: "text", Text: prefill}}})
+	if n == 0 || msgs[n-1].Role != RoleAssistant {
+		return append(msgs, anthropicMessage{Role: RoleAssistant, Content: []any{anthropicText{Type: "text", Text: prefill}}})
 	}
 	last := &msgs[n-1]
 	if t, ok := last.Content[len(last.Content)-1].(anthropicText); ok {
@@ -426,7 +424,7 @@ func leads(block any) bool {
 // with a thinking block: Anthropic refuses thinking for such a conversation.
 func toolUseWithoutThinking(msgs []anthropicMessage) bool {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != policy.RoleAssistant {
+		if msgs[i].Role != RoleAssistant {
 			continue
 		}
 		calls := false
@@ -439,7 +437,7 @@ func toolUseWithoutThinking(msgs []anthropicMessage) bool {
 	return false
 }
 
-func anthropicImageBlock(p policy.Part, d *drops) anthropicImage {
+func anthropicImageBlock(p Part, d *drops) anthropicImage {
 	if p.Detail != "" {
 		d.add("messages.content.detail")
 	}
@@ -448,11 +446,11 @@ func anthropicImageBlock(p policy.Part, d *drops) anthropicImage {
 	case len(p.Data) > 0:
 		mt := p.MediaType
 		if mt == "" {
-			mt = policy.SniffImage(p.Data)
+			mt = SniffImage(p.Data)
 		}
 		block.Source = anthropicImageSource{Type: "base64", MediaType: mt, Data: p.Data}
 	case strings.HasPrefix(p.URL, "data:"):
-		if mt, data, err := policy.ParseDataURL(p.URL); err == nil {
+		if mt, data, err := ParseDataURL(p.URL); err == nil {
 			block.Source = anthropicImageSource{Type: "base64", MediaType: mt, Data: data}
 			break
 		}
@@ -608,7 +606,7 @@ func (e *anthropicEmitter) stop(b *anthropicBlock) {
 		e.em.emitText(b.args())
 		return
 	}
-	e.em.emitCall(policy.ToolCall{ID: b.id, Name: b.name, Arguments: b.args()})
+	e.em.emitCall(ToolCall{ID: b.id, Name: b.name, Arguments: b.args()})
 }
 
 // end hands out what is left at message_stop: the tool calls never stopped, and the text held
@@ -643,7 +641,7 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 	client := anthropic.NewClient(opts...)
 	body, jsonTool := anthropicBody(req.Model, req.Turn, nil, PrefillSent(req.Prefill))
 	var callOpts []option.RequestOption
-	if req.Turn.Wire == policy.WireAnthropic {
+	if req.Turn.Wire == WireAnthropic {
 		for _, kv := range extraFields(req.Turn.Extra, anthropicOwnKeys, body, anthropicOverridable(req.Turn)) {
 			callOpts = append(callOpts, option.WithJSONSet(kv.path, kv.value))
 		}
@@ -730,7 +728,7 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 		case "content_block_stop":
 			if b := byIndex[ev.Index]; b != nil && (b.kind == "thinking" || b.kind == "redacted_thinking") {
 				// Whole, with its signature: a caller of the Anthropic wire can send it back.
-				em.emitReasoningPart(policy.Part{Type: policy.PartReasoning, Text: b.text.String(), Signature: b.signature, Redacted: b.data})
+				em.emitReasoningPart(Part{Type: PartReasoning, Text: b.text.String(), Signature: b.signature, Redacted: b.data})
 			}
 			out.stop(byIndex[ev.Index])
 		case "message_delta":
@@ -763,11 +761,11 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 }
 
 // anthropicAnswer assembles the streamed blocks into an answer.
-func anthropicAnswer(blocks []*anthropicBlock, stopReason string, c anthropicCounts, jsonTool string) policy.Answer {
-	a := policy.Answer{
+func anthropicAnswer(blocks []*anthropicBlock, stopReason string, c anthropicCounts, jsonTool string) Answer {
+	a := Answer{
 		FinishReason: anthropicFinish(stopReason),
 		// OpenAI's meaning: input counts the cached input too.
-		Usage: policy.Usage{Input: c.input + c.cacheRead + c.cacheCreation, Output: c.output, CachedInput: c.cacheRead},
+		Usage: Usage{Input: c.input + c.cacheRead + c.cacheCreation, Output: c.output, CachedInput: c.cacheRead},
 	}
 	var text strings.Builder
 	jsonAnswer, haveJSON := "", false
@@ -781,19 +779,19 @@ func anthropicAnswer(blocks []*anthropicBlock, stopReason string, c anthropicCou
 				jsonAnswer, haveJSON = args, true
 				continue
 			}
-			a.ToolCalls = append(a.ToolCalls, policy.ToolCall{ID: b.id, Name: b.name, Arguments: args})
+			a.ToolCalls = append(a.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: args})
 		case "thinking":
-			a.Reasoning = append(a.Reasoning, policy.Part{Type: policy.PartReasoning, Text: b.text.String(), Signature: b.signature})
+			a.Reasoning = append(a.Reasoning, Part{Type: PartReasoning, Text: b.text.String(), Signature: b.signature})
 		case "redacted_thinking":
-			a.Reasoning = append(a.Reasoning, policy.Part{Type: policy.PartReasoning, Redacted: b.data})
+			a.Reasoning = append(a.Reasoning, Part{Type: PartReasoning, Redacted: b.data})
 		}
 	}
 	a.Text = text.String()
 	if haveJSON {
 		// The emulated JSON response format: the forced tool's input is the answer.
 		a.Text = jsonAnswer
-		if a.FinishReason == policy.FinishToolCalls && len(a.ToolCalls) == 0 {
-			a.FinishReason = policy.FinishStop
+		if a.FinishReason == FinishToolCalls && len(a.ToolCalls) == 0 {
+			a.FinishReason = FinishStop
 		}
 	}
 	return a
@@ -803,13 +801,13 @@ func anthropicAnswer(blocks []*anthropicBlock, stopReason string, c anthropicCou
 func anthropicFinish(reason string) string {
 	switch reason {
 	case "end_turn", "stop_sequence", "pause_turn", "":
-		return policy.FinishStop
+		return FinishStop
 	case "max_tokens", "model_context_window_exceeded":
-		return policy.FinishLength
+		return FinishLength
 	case "tool_use":
-		return policy.FinishToolCalls
+		return FinishToolCalls
 	case "refusal":
-		return policy.FinishContentFilter
+		return FinishContentFilter
 	}
 	return reason
 }

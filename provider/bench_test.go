@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/lab/fakeprovider"
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 )
 
@@ -31,7 +30,7 @@ func BenchmarkStream1000Tokens(b *testing.B) {
 			defer fp.Close()
 			anthropic := p == "anthropic"
 			req := provider.Request{Provider: p, Model: "m", BaseURL: fp.BaseURL(p, anthropic),
-				Credential: provider.Credential{Key: "sk-bench"}, Turn: policy.TextTurn("go")}
+				Credential: provider.Credential{Key: "sk-bench"}, Turn: provider.TextTurn("go")}
 			rawURL, rawBody := fp.BaseURL(p, anthropic)+"/chat/completions", `{"model":"m","stream":true,"messages":[]}`
 			if anthropic {
 				rawURL, rawBody = fp.BaseURL(p, anthropic)+"/v1/messages", `{"model":"m","stream":true,"max_tokens":5,"messages":[]}`

@@ -34,7 +34,7 @@ func refresh(ctx context.Context, c Credential, tokenURL, clientID string, hc *h
 		} else {
 			msg += fmt.Sprintf(" at %s", tokenURL)
 		}
-		return c, &Error{Code: CodeOAuthRefreshFailed, Message: msg}
+		return c, (&Error{Code: CodeOAuthRefreshFailed, Message: msg}).Parse(nil)
 	}
 	c.Access = tok.AccessToken
 	if tok.RefreshToken != "" {

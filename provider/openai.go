@@ -13,8 +13,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
-
-	"github.com/batonhq/baton/policy"
 )
 
 // The Chat Completions request body, built from a turn. Lean structs of our own, so the JSON is
@@ -113,7 +111,7 @@ const jsonOutputName = "json_output"
 const toolImagesNote = "Attached image(s) from tool result:"
 
 // openAIBody translates a turn to a Chat Completions body (streaming), noting what it drops.
-func openAIBody(model string, t policy.Turn, d *drops) openAIRequest {
+func openAIBody(model string, t Turn, d *drops) openAIRequest {
 	body := openAIRequest{
 		Model: model, Stream: true,
 		StreamOptions: &openAIStreamOptions{IncludeUsage: true},
@@ -132,7 +130,7 @@ func openAIBody(model string, t policy.Turn, d *drops) openAIRequest {
 	if len(body.Tools) > 0 {
 		if c := t.ToolChoice; c != nil {
 			switch c.Type {
-			case policy.ToolChoiceNamed:
+			case ToolChoiceNamed:
 				named := openAINamedChoice{Type: "function"}
 				named.Function.Name = c.Name
 				body.ToolChoice = named
@@ -162,7 +160,7 @@ func openAIBody(model string, t policy.Turn, d *drops) openAIRequest {
 	}
 	if f := p.ResponseFormat; f != nil {
 		body.ResponseFormat = &openAIResponseFormat{Type: f.Type}
-		if f.Type == policy.FormatJSONSchema {
+		if f.Type == FormatJSONSchema {
 			name := f.Name
 			if name == "" {
 				name = jsonOutputName
@@ -174,21 +172,21 @@ func openAIBody(model string, t policy.Turn, d *drops) openAIRequest {
 	case p.ReasoningEffort != "":
 		body.ReasoningEffort = p.ReasoningEffort
 	case p.ThinkingBudget != nil && *p.ThinkingBudget > 0:
-		body.ReasoningEffort = policy.ReasoningEffort(*p.ThinkingBudget)
+		body.ReasoningEffort = ReasoningEffort(*p.ThinkingBudget)
 	}
 	return body
 }
 
 // openAIMessages translates the conversation. Tool results become one tool message each; the
 // images they hold follow, after the run of tool messages, in one user message.
-func openAIMessages(msgs []policy.Message, d *drops) []openAIMessage {
+func openAIMessages(msgs []Message, d *drops) []openAIMessage {
 	var out []openAIMessage
 	var toolImages []openAIContentPart // images of the current run of tool messages
 	flushImages := func() {
 		if len(toolImages) > 0 {
 			note := toolImagesNote
 			parts := append([]openAIContentPart{{Type: "text", Text: &note}}, toolImages...)
-			out = append(out, openAIMessage{Role: policy.RoleUser, Content: parts})
+			out = append(out, openAIMessage{Role: RoleUser, Content: parts})
 			toolImages = nil
 		}
 	}
@@ -196,11 +194,11 @@ func openAIMessages(msgs []policy.Message, d *drops) []openAIMessage {
 		// Tool results (of a tool message, or of a user message) become tool messages.
 		rest := m.Content[:0:0]
 		for _, p := range m.Content {
-			if p.Type != policy.PartToolResult || m.Role == policy.RoleAssistant || m.Role == policy.RoleSystem || m.Role == policy.RoleDeveloper {
-				if m.Role != policy.RoleTool {
+			if p.Type != PartToolResult || m.Role == RoleAssistant || m.Role == RoleSystem || m.Role == RoleDeveloper {
+				if m.Role != RoleTool {
 					rest = append(rest, p)
 				} else {
-					d.add("messages.content." + p.Type + inRole(policy.RoleTool))
+					d.add("messages.content." + p.Type + inRole(RoleTool))
 				}
 				continue
 			}
@@ -210,14 +208,14 @@ func openAIMessages(msgs []policy.Message, d *drops) []openAIMessage {
 			if len(p.CacheControl) > 0 {
 				d.add("messages.content.cacheControl")
 			}
-			text := policy.PartsText(p.Result)
+			text := PartsText(p.Result)
 			images := 0
 			for _, r := range p.Result {
 				switch r.Type {
-				case policy.PartImage:
+				case PartImage:
 					toolImages = append(toolImages, openAIImagePart(r))
 					images++
-				case policy.PartText:
+				case PartText:
 				default:
 					d.add("messages.content.result." + r.Type)
 				}
@@ -235,38 +233,38 @@ func openAIMessages(msgs []policy.Message, d *drops) []openAIMessage {
 		}
 		flushImages()
 		switch m.Role {
-		case policy.RoleSystem, policy.RoleDeveloper:
+		case RoleSystem, RoleDeveloper:
 			if c := openAIContent(rest, m.Role, d); c != nil {
 				out = append(out, openAIMessage{Role: m.Role, Content: c})
 			}
-		case policy.RoleAssistant:
-			msg := openAIMessage{Role: policy.RoleAssistant}
-			var texts []policy.Part
+		case RoleAssistant:
+			msg := openAIMessage{Role: RoleAssistant}
+			var texts []Part
 			for _, p := range rest {
 				if len(p.CacheControl) > 0 {
 					d.add("messages.content.cacheControl")
 				}
 				switch p.Type {
-				case policy.PartToolCall:
+				case PartToolCall:
 					args := p.Arguments
 					if strings.TrimSpace(args) == "" {
 						args = "{}"
 					}
 					msg.ToolCalls = append(msg.ToolCalls, openAIToolCall{ID: openAICallID(p.CallID), Type: "function",
 						Function: openAIFunctionCall{Name: p.Name, Arguments: args}})
-				case policy.PartReasoning:
-					d.add("messages.content.reasoning" + inRole(policy.RoleAssistant))
+				case PartReasoning:
+					d.add("messages.content.reasoning" + inRole(RoleAssistant))
 				default:
 					texts = append(texts, p)
 				}
 			}
-			msg.Content = openAIContent(texts, policy.RoleAssistant, d)
+			msg.Content = openAIContent(texts, RoleAssistant, d)
 			if msg.Content != nil || len(msg.ToolCalls) > 0 {
 				out = append(out, msg)
 			}
 		default: // user
-			if c := openAIContent(rest, policy.RoleUser, d); c != nil {
-				out = append(out, openAIMessage{Role: policy.RoleUser, Content: c})
+			if c := openAIContent(rest, RoleUser, d); c != nil {
+				out = append(out, openAIMessage{Role: RoleUser, Content: c})
 			}
 		}
 	}
@@ -276,17 +274,17 @@ func openAIMessages(msgs []policy.Message, d *drops) []openAIMessage {
 
 // openAIContent is a message's content: a plain string for one text part (what every compatible
 // server accepts), else content parts. Images go only in user messages. nil: nothing to send.
-func openAIContent(parts []policy.Part, role string, d *drops) any {
+func openAIContent(parts []Part, role string, d *drops) any {
 	var out []openAIContentPart
 	for _, p := range parts {
 		if len(p.CacheControl) > 0 {
 			d.add("messages.content.cacheControl")
 		}
 		switch {
-		case p.Type == policy.PartText:
+		case p.Type == PartText:
 			text := p.Text
 			out = append(out, openAIContentPart{Type: "text", Text: &text})
-		case p.Type == policy.PartImage && role == policy.RoleUser:
+		case p.Type == PartImage && role == RoleUser:
 			out = append(out, openAIImagePart(p))
 		default:
 			d.add("messages.content." + p.Type + inRole(role))
@@ -301,12 +299,12 @@ func openAIContent(parts []policy.Part, role string, d *drops) any {
 	return out
 }
 
-func openAIImagePart(p policy.Part) openAIContentPart {
+func openAIImagePart(p Part) openAIContentPart {
 	url := p.URL
 	if len(p.Data) > 0 {
 		mt := p.MediaType
 		if mt == "" {
-			mt = policy.SniffImage(p.Data)
+			mt = SniffImage(p.Data)
 		}
 		url = "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
 	}
@@ -359,7 +357,7 @@ type openAIChunk struct {
 type toolCallBuilder struct {
 	id, name string
 	args     strings.Builder
-	sent     *policy.ToolCall // the call as handed out, once complete
+	sent     *ToolCall // the call as handed out, once complete
 }
 
 // complete reports whether a call followed by another is complete: its arguments are whole JSON
@@ -369,8 +367,8 @@ func (b *toolCallBuilder) complete() bool {
 }
 
 // call is the finished call (an id made up when the server sent none, {} for no arguments).
-func (b *toolCallBuilder) call() policy.ToolCall {
-	return policy.ToolCall{ID: orNewCallID(b.id), Name: b.name, Arguments: orEmptyObject(b.args.String())}
+func (b *toolCallBuilder) call() ToolCall {
+	return ToolCall{ID: orNewCallID(b.id), Name: b.name, Arguments: orEmptyObject(b.args.String())}
 }
 
 // completeOpenAI streams a Chat Completion (OpenAI or any compatible endpoint). The answer is
@@ -387,12 +385,12 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 	if prefill := PrefillSent(req.Prefill); prefill != "" {
 		// The answer so far, and a request to go on from it. A response format would make the
 		// continuation a whole document of its own: it goes.
-		body.Messages = append(body.Messages, openAIMessage{Role: policy.RoleAssistant, Content: prefill},
-			openAIMessage{Role: policy.RoleUser, Content: continueInstruction})
+		body.Messages = append(body.Messages, openAIMessage{Role: RoleAssistant, Content: prefill},
+			openAIMessage{Role: RoleUser, Content: continueInstruction})
 		body.ResponseFormat = nil
 	}
 	opts := []option.RequestOption{option.WithHeader("Authorization", "Bearer "+secret)}
-	if req.Turn.Wire == policy.WireOpenAI {
+	if req.Turn.Wire == WireOpenAI {
 		for _, kv := range extraFields(req.Turn.Extra, openAIOwnKeys, body, nil) {
 			opts = append(opts, option.WithJSONSet(kv.path, kv.value))
 		}
@@ -428,7 +426,7 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 		resp.Chunks++
 		clk.chunk()
 		if u := chunk.Usage; u != nil {
-			a.Usage = policy.Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
+			a.Usage = Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
 			if u.PromptTokensDetails != nil {
 				a.Usage.CachedInput = u.PromptTokensDetails.CachedTokens
 			}
@@ -483,7 +481,7 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 	}
 	a.Text = em.text.String()
 	if reasoning.Len() > 0 {
-		a.Reasoning = []policy.Part{{Type: policy.PartReasoning, Text: reasoning.String()}}
+		a.Reasoning = []Part{{Type: PartReasoning, Text: reasoning.String()}}
 	}
 	if late != nil {
 		return resp, late
@@ -516,11 +514,11 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 func openAIFinish(reason string, toolCalls bool) string {
 	switch {
 	case reason == "function_call":
-		return policy.FinishToolCalls
-	case toolCalls && (reason == "" || reason == policy.FinishStop):
-		return policy.FinishToolCalls
+		return FinishToolCalls
+	case toolCalls && (reason == "" || reason == FinishStop):
+		return FinishToolCalls
 	case reason == "":
-		return policy.FinishStop // [DONE] without a finish reason
+		return FinishStop // [DONE] without a finish reason
 	}
 	return reason
 }

@@ -5,10 +5,13 @@
 // reasoning as they come, each tool call once it is whole); on a failure the *Error says what was
 // handed out (PartialText, PartialToolCalls), and a later attempt may continue it (Prefill).
 //
-// Each adapter translates a whole policy.Turn (conversation, images, tools, tool results,
-// reasoning, sampling and output controls) to its wire and assembles the streamed answer back into
-// a policy.Answer (text, tool calls, reasoning, finish reason, usage). Dropped lists what a wire
-// leaves out of a turn.
+// Each adapter translates a whole Turn (the turn model, content.go: conversation, images, tools,
+// tool results, reasoning, sampling and output controls) to its wire and assembles the streamed
+// answer back into an Answer (text, tool calls, reasoning, finish reason, usage). Dropped lists
+// what a wire leaves out of a turn.
+//
+// The package imports nothing of baton's (imports_test.go): the policy reads what it needs of a
+// failure (Error) through activities.FailureOf.
 package provider
 
 import (
@@ -29,8 +32,6 @@ import (
 	"syscall"
 	"time"
 	"unicode"
-
-	"github.com/batonhq/baton/policy"
 )
 
 // Wire formats.
@@ -84,7 +85,7 @@ type Request struct {
 	BaseURL    string // empty: the provider's default
 	Credential Credential
 	// Turn is the whole model turn: the conversation, the tools, the sampling and output controls.
-	Turn policy.Turn
+	Turn Turn
 
 	// Prefill is the answer so far, for the model to continue (an attempt after a stream that
 	// failed mid-answer). It goes out as PrefillSent(Prefill): Anthropic continues a final
@@ -118,20 +119,20 @@ type Request struct {
 
 // Delta is one piece of a streamed answer: exactly one field is set.
 type Delta struct {
-	Text      string           // answer text
-	Reasoning string           // reasoning (thinking) text
-	ToolCall  *policy.ToolCall // a complete tool call: final id, name and arguments
+	Text      string    // answer text
+	Reasoning string    // reasoning (thinking) text
+	ToolCall  *ToolCall // a complete tool call: final id, name and arguments
 	// ReasoningPart is a whole Anthropic thinking block (with its signature, or redacted) at its
 	// end, after its Reasoning deltas.
-	ReasoningPart *policy.Part
+	ReasoningPart *Part
 }
 
 // Response is a complete answer.
 type Response struct {
 	// Answer is the model's answer: text, tool calls, reasoning, finish reason (in OpenAI's words)
 	// and usage (in OpenAI's meaning: Input counts cached input too).
-	Answer policy.Answer `json:"answer"`
-	Chunks int           `json:"chunks"`
+	Answer Answer `json:"answer"`
+	Chunks int    `json:"chunks"`
 	// Refreshed holds a credential refreshed for this call, for the caller to store. It is a
 	// secret: never log or return it from an activity.
 	Refreshed *Credential `json:"-"`
@@ -148,17 +149,31 @@ const (
 	FaultEmpty           = "empty"               // a 200 with no content
 )
 
-// Error is a failed attempt as the classifier needs it. It never holds a secret: bodies are
-// previews with key material masked.
+// Error is a failed attempt as the classifier needs it: what the provider answered, parsed once
+// (Parse, errors.go) into one normalised record. It never holds a secret: bodies are previews
+// with key material masked.
 type Error struct {
-	Status      int               `json:"status,omitempty"`
-	Code        string            `json:"code,omitempty"`
-	Type        string            `json:"type,omitempty"`
+	Status int    `json:"status,omitempty"`
+	Code   string `json:"code,omitempty"`
+	Type   string `json:"type,omitempty"`
+	// Message is the error's own message: that of the JSON error object the body or the message
+	// held, else the message, else the body's text.
 	Message     string            `json:"message,omitempty"`
 	BodyPreview string            `json:"bodyPreview,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"` // retry-after, retry-after-ms, rate-limit resets
 	Net         string            `json:"net,omitempty"`     // reset | refused | dns | tls | timeout | eof
 	Stream      string            `json:"stream,omitempty"`  // a Fault* value
+	// Wrapped is the message as it came when it held a JSON error object after a status or a short
+	// wrapper ("429 {"error":{…}}"); Message is then the object's message.
+	Wrapped string `json:"wrapped,omitempty"`
+	// Detail is what the body says: its error object's message, or its text.
+	Detail string `json:"detail,omitempty"`
+	// Page: the message is an HTML page (a proxy's or a gateway's, in place of the provider's
+	// answer), whose words say nothing; DetailPage: the detail is one.
+	Page       bool `json:"page,omitempty"`
+	DetailPage bool `json:"detailPage,omitempty"`
+	// Retry is what the answer said about when to come back (headers and body), as it said it.
+	Retry RetryInfo `json:"retry,omitzero"`
 	// Partial: some output had arrived before the failure (it is never returned).
 	Partial bool `json:"partial,omitempty"`
 	// PartialText is the answer text delivered through OnDelta before the failure (text deltas
@@ -313,13 +328,13 @@ func (e *emitter) emitReasoning(s string) {
 	}
 }
 
-func (e *emitter) emitReasoningPart(p policy.Part) {
+func (e *emitter) emitReasoningPart(p Part) {
 	if e.on != nil {
 		e.on(Delta{ReasoningPart: &p})
 	}
 }
 
-func (e *emitter) emitCall(c policy.ToolCall) {
+func (e *emitter) emitCall(c ToolCall) {
 	e.calls++
 	if e.on != nil {
 		e.on(Delta{ToolCall: &c})
@@ -543,11 +558,7 @@ func toError(ctx context.Context, err error, cap *capture, partial bool, secret 
 	cap.mu.Unlock()
 	if status >= 300 {
 		e.Status, e.Headers = status, pickHeaders(headers)
-		e.BodyPreview = preview(body)
-		if eb, ok := parseBody(body); ok {
-			e.Message, e.Type, e.Code = eb.Message, eb.Type, eb.Code
-		}
-		return scrub(e, secret)
+		return scrub(e.Parse(body), secret)
 	}
 	if status == 0 {
 		e.Net, e.Message = netKind(err), err.Error()
@@ -559,10 +570,10 @@ func toError(ctx context.Context, err error, cap *capture, partial bool, secret 
 	switch {
 	case errors.As(err, &se) && se.RawJSON() != "":
 		e.Stream = FaultInBandError
-		fill(e, []byte(se.RawJSON()))
+		e.Parse([]byte(se.RawJSON())) // an error event, read like a body
 	case isStreamErrorEvent(err):
 		e.Stream = FaultInBandError
-		fill(e, streamErrorData(err))
+		e.Parse(streamErrorData(err))
 	case isJSONError(err):
 		e.Stream, e.Message = FaultMalformed, "a stream chunk is not valid JSON: "+err.Error()
 	default:
@@ -570,15 +581,6 @@ func toError(ctx context.Context, err error, cap *capture, partial bool, secret 
 		e.Net = netKind(err)
 	}
 	return scrub(e, secret)
-}
-
-func fill(e *Error, data []byte) {
-	e.BodyPreview = preview(data)
-	if eb, ok := parseBody(data); ok {
-		e.Message, e.Type, e.Code = eb.Message, eb.Type, eb.Code
-	} else {
-		e.Message = string(data)
-	}
 }
 
 func netKind(err error) string {
@@ -622,6 +624,8 @@ func Mask(s, secret string) string {
 func scrub(e *Error, secret string) *Error {
 	e.Message = Mask(e.Message, secret)
 	e.BodyPreview = Mask(e.BodyPreview, secret)
+	e.Wrapped = Mask(e.Wrapped, secret)
+	e.Detail = Mask(e.Detail, secret)
 	return e
 }
 
@@ -661,11 +665,11 @@ func (d *drops) add(field string) {
 // ("extra.KEY": meant for the other wire, or one the adapter sets itself). What the wire carries in
 // another form (a tool result's image moved to a user message, a JSON response format emulated by
 // a tool, a temperature clamped to Anthropic's range) is not listed.
-func Dropped(t policy.Turn, api string) []string {
+func Dropped(t Turn, api string) []string {
 	d := &drops{}
-	wire, forwarded := policy.WireOpenAI, map[string]bool{}
+	wire, forwarded := WireOpenAI, map[string]bool{}
 	if api == APIAnthropicMessages {
-		wire = policy.WireAnthropic
+		wire = WireAnthropic
 		body, _ := anthropicBody("m", t, d, "")
 		if t.Wire == wire {
 			for _, f := range extraFields(t.Extra, anthropicOwnKeys, body, anthropicOverridable(t)) {

@@ -34,7 +34,7 @@ func request(fp *fakeprovider.Server, providerID string) provider.Request {
 	return provider.Request{
 		Provider: providerID, Model: "m", BaseURL: fp.BaseURL(providerID, anthropic),
 		Credential:      provider.Credential{Type: "api_key", Key: secret},
-		Turn:            policy.Turn{Messages: []policy.Message{system("be brief"), user("hi")}},
+		Turn:            provider.Turn{Messages: []provider.Message{system("be brief"), user("hi")}},
 		ResponseTimeout: 500 * time.Millisecond, FirstTokenTimeout: 500 * time.Millisecond, IdleTimeout: 300 * time.Millisecond,
 	}
 }
@@ -152,7 +152,7 @@ func TestBothAdaptersStreamACompleteAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a := resp.Answer; a.Text != "an answer in five words" || a.Usage.Input != 12 || a.Usage.Output != 5 || a.FinishReason != policy.FinishStop {
+			if a := resp.Answer; a.Text != "an answer in five words" || a.Usage.Input != 12 || a.Usage.Output != 5 || a.FinishReason != provider.FinishStop {
 				t.Errorf("%+v", resp)
 			}
 			if chunks < 5 {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/lab/fakeprovider"
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 )
 
@@ -38,7 +37,7 @@ func (s seen) String() string {
 }
 
 // stream runs a request against a scripted SSE server of the API's wire, recording every delta.
-func stream(t *testing.T, api, sse string, turn policy.Turn, prefill string) (provider.Response, []seen, map[string]any, error) {
+func stream(t *testing.T, api, sse string, turn provider.Turn, prefill string) (provider.Response, []seen, map[string]any, error) {
 	t.Helper()
 	s := serve(t, sse)
 	req := wireRequest(api, s.URL, turn)
@@ -62,7 +61,7 @@ func stream(t *testing.T, api, sse string, turn policy.Turn, prefill string) (pr
 	return resp, got, s.sent(t), err
 }
 
-func wireRequest(api, url string, turn policy.Turn) provider.Request {
+func wireRequest(api, url string, turn provider.Turn) provider.Request {
 	if api == provider.APIOpenAICompletions {
 		url += "/v1"
 	}
@@ -72,10 +71,10 @@ func wireRequest(api, url string, turn policy.Turn) provider.Request {
 }
 
 // consistent checks that the deltas add up to the answer: the same text, reasoning and calls.
-func consistent(t *testing.T, a policy.Answer, got []seen) {
+func consistent(t *testing.T, a provider.Answer, got []seen) {
 	t.Helper()
 	var text, reasoning strings.Builder
-	var calls []policy.ToolCall
+	var calls []provider.ToolCall
 	for _, d := range got {
 		text.WriteString(d.Text)
 		reasoning.WriteString(d.Reasoning)
@@ -142,7 +141,7 @@ func TestOnDeltaHandsOutTheAnswerAsItStreams(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.api, func(t *testing.T) {
-			resp, got, _, err := stream(t, c.api, c.sse, policy.TextTurn("go"), "")
+			resp, got, _, err := stream(t, c.api, c.sse, provider.TextTurn("go"), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,11 +163,11 @@ func TestOnDeltaHandsOutTheAnswerAsItStreams(t *testing.T) {
 func TestOnDeltaAgreesWithTheAnswerOnOddStreams(t *testing.T) {
 	// The interleaved and looser OpenAI streams of turn_test.go, and Anthropic's emulated JSON
 	// format: whatever the shape, each call goes out once, whole, and the deltas are the answer.
-	format := policy.TextTurn("1+1?")
-	format.Params.ResponseFormat = &policy.ResponseFormat{Type: policy.FormatJSONObject}
+	format := provider.TextTurn("1+1?")
+	format.Params.ResponseFormat = &provider.ResponseFormat{Type: provider.FormatJSONObject}
 	cases := []struct {
 		name, api, sse string
-		turn           policy.Turn
+		turn           provider.Turn
 		calls          int
 	}{
 		{"openai interleaved", provider.APIOpenAICompletions, openAIStream(
@@ -176,14 +175,14 @@ func TestOnDeltaAgreesWithTheAnswerOnOddStreams(t *testing.T) {
 			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]}}]}`,
 			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"clock","arguments":""}}]}}]}`,
 			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Paris\"}"}}]}}]}`,
-			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`), policy.TextTurn("go"), 2},
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`), provider.TextTurn("go"), 2},
 		{"openai looser", provider.APIOpenAICompletions, openAIStream(
 			`{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{\"n\":1}"}}]}}]}`,
 			`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"g","arguments":"{}"}}]}}]}`,
 			`{"choices":[{"delta":{"tool_calls":[{"index":5,"function":{"name":"h"}}]}}]}`,
-			`{"choices":[{"delta":{"content":"done"},"finish_reason":"stop"}]}`), policy.TextTurn("go"), 3},
+			`{"choices":[{"delta":{"content":"done"},"finish_reason":"stop"}]}`), provider.TextTurn("go"), 3},
 		{"openai [DONE] without a finish reason", provider.APIOpenAICompletions, openAIStream(
-			`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]}}]}`), policy.TextTurn("go"), 1},
+			`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]}}]}`), provider.TextTurn("go"), 1},
 		{"anthropic emulated JSON", provider.APIAnthropicMessages, anthropicStream(
 			`{"type":"message_start","message":{"usage":{"input_tokens":5}}}`,
 			`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_9","name":"json_output","input":{}}}`,
@@ -247,7 +246,7 @@ func TestAStreamCutMidCallHandsOutNothingOfTheCall(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, got, _, err := stream(t, c.api, c.sse, policy.TextTurn("go"), "")
+			_, got, _, err := stream(t, c.api, c.sse, provider.TextTurn("go"), "")
 			var e *provider.Error
 			if !errors.As(err, &e) || e.Stream != provider.FaultCut || !e.Partial {
 				t.Fatalf("%v", err)
@@ -308,9 +307,9 @@ func TestPrefillContinuesTheAnswer(t *testing.T) {
 	if got := provider.PrefillSent("The answer is \n\t"); got != "The answer is" {
 		t.Errorf("PrefillSent %q", got)
 	}
-	thinking := policy.TextTurn("what is 6×7?")
+	thinking := provider.TextTurn("what is 6×7?")
 	thinking.Params.ThinkingBudget = ptr(int64(2048))
-	thinking.Params.ResponseFormat = &policy.ResponseFormat{Type: policy.FormatJSONObject}
+	thinking.Params.ResponseFormat = &provider.ResponseFormat{Type: provider.FormatJSONObject}
 
 	t.Run("anthropic: a final assistant message, without thinking or a forced tool", func(t *testing.T) {
 		resp, _, body, err := stream(t, provider.APIAnthropicMessages, anthropicText, thinking, "The answer is \n")
@@ -330,7 +329,7 @@ func TestPrefillContinuesTheAnswer(t *testing.T) {
 		}
 	})
 	t.Run("anthropic: onto the turn's own final assistant message", func(t *testing.T) {
-		turn := policy.Turn{Messages: []policy.Message{user("list three"), assistant("Sure: ")}}
+		turn := provider.Turn{Messages: []provider.Message{user("list three"), assistant("Sure: ")}}
 		_, _, body, err := stream(t, provider.APIAnthropicMessages, anthropicText, turn, " one, two, ")
 		if err != nil {
 			t.Fatal(err)
@@ -356,7 +355,7 @@ func TestPrefillContinuesTheAnswer(t *testing.T) {
 	})
 	t.Run("a prefill of whitespace only sends none", func(t *testing.T) {
 		for _, w := range wires {
-			_, _, body, err := stream(t, w.api, w.textStream, policy.TextTurn("hi"), " \n")
+			_, _, body, err := stream(t, w.api, w.textStream, provider.TextTurn("hi"), " \n")
 			if err != nil || len(body["messages"].([]any)) != 1 {
 				t.Errorf("%s: %v %v", w.api, body["messages"], err)
 			}
@@ -392,7 +391,7 @@ func headers(w http.ResponseWriter, flush func()) {
 // timed runs a request against a scripted server and returns the error and how long it took.
 func timed(t *testing.T, api, url string, set func(*provider.Request)) (provider.Response, *provider.Error, time.Duration) {
 	t.Helper()
-	req := wireRequest(api, url, policy.TextTurn("hi"))
+	req := wireRequest(api, url, provider.TextTurn("hi"))
 	set(&req)
 	t0 := time.Now()
 	resp, err := provider.Complete(context.Background(), req)

@@ -4,52 +4,50 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/batonhq/baton/policy"
 )
 
 // randomTurn is a conversation in an arbitrary order of roles, with tool calls and their results
 // (each result after its call, as CheckTurn demands), reasoning and blank text.
-func randomTurn(r *rand.Rand) (msgs []policy.Message, results int) {
+func randomTurn(r *rand.Rand) (msgs []Message, results int) {
 	var open []string
 	calls := 0
 	for range 2 + r.IntN(12) {
-		m := policy.Message{}
+		m := Message{}
 		switch r.IntN(5) {
 		case 0:
-			m.Role = policy.RoleSystem
-			m.Content = []policy.Part{policy.TextPart("sys")}
+			m.Role = RoleSystem
+			m.Content = []Part{TextPart("sys")}
 		case 1, 2:
-			m.Role = policy.RoleAssistant
+			m.Role = RoleAssistant
 			for range 1 + r.IntN(4) {
 				switch r.IntN(5) {
 				case 0:
-					m.Content = append(m.Content, policy.TextPart("a"))
+					m.Content = append(m.Content, TextPart("a"))
 				case 1:
-					m.Content = append(m.Content, policy.TextPart(" "))
+					m.Content = append(m.Content, TextPart(" "))
 				case 2:
-					m.Content = append(m.Content, policy.Part{Type: policy.PartReasoning, Text: "t", Signature: "s"})
+					m.Content = append(m.Content, Part{Type: PartReasoning, Text: "t", Signature: "s"})
 				default:
 					calls++
 					id := fmt.Sprintf("call.%d", calls)
 					open = append(open, id)
-					m.Content = append(m.Content, policy.Part{Type: policy.PartToolCall, CallID: id, Name: "f"})
+					m.Content = append(m.Content, Part{Type: PartToolCall, CallID: id, Name: "f"})
 				}
 			}
 		case 3:
 			if len(open) == 0 {
 				continue
 			}
-			m.Role = policy.RoleTool
+			m.Role = RoleTool
 			n := 1 + r.IntN(len(open))
 			for _, id := range open[:n] {
-				m.Content = append(m.Content, policy.Part{Type: policy.PartToolResult, CallID: id, Result: []policy.Part{policy.TextPart("r")}})
+				m.Content = append(m.Content, Part{Type: PartToolResult, CallID: id, Result: []Part{TextPart("r")}})
 				results++
 			}
 			open = open[n:]
 		default:
-			m.Role = policy.RoleUser
-			m.Content = []policy.Part{policy.TextPart("u")}
+			m.Role = RoleUser
+			m.Content = []Part{TextPart("u")}
 		}
 		msgs = append(msgs, m)
 	}

@@ -17,42 +17,41 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 )
 
 // The turn on both wires: each test serves a scripted SSE stream from an httptest server, captures
 // the request body the adapter sent, and checks it against the JSON the wire wants.
 
-func system(s string) policy.Message {
-	return policy.Message{Role: policy.RoleSystem, Content: []policy.Part{policy.TextPart(s)}}
+func system(s string) provider.Message {
+	return provider.Message{Role: provider.RoleSystem, Content: []provider.Part{provider.TextPart(s)}}
 }
-func user(parts ...any) policy.Message      { return msg(policy.RoleUser, parts) }
-func assistant(parts ...any) policy.Message { return msg(policy.RoleAssistant, parts) }
-func tool(parts ...policy.Part) policy.Message {
-	return policy.Message{Role: policy.RoleTool, Content: parts}
+func user(parts ...any) provider.Message      { return msg(provider.RoleUser, parts) }
+func assistant(parts ...any) provider.Message { return msg(provider.RoleAssistant, parts) }
+func tool(parts ...provider.Part) provider.Message {
+	return provider.Message{Role: provider.RoleTool, Content: parts}
 }
 
 // msg takes strings as text parts.
-func msg(role string, parts []any) policy.Message {
-	m := policy.Message{Role: role}
+func msg(role string, parts []any) provider.Message {
+	m := provider.Message{Role: role}
 	for _, p := range parts {
 		switch p := p.(type) {
 		case string:
-			m.Content = append(m.Content, policy.TextPart(p))
-		case policy.Part:
+			m.Content = append(m.Content, provider.TextPart(p))
+		case provider.Part:
 			m.Content = append(m.Content, p)
 		}
 	}
 	return m
 }
 
-func call(id, name, args string) policy.Part {
-	return policy.Part{Type: policy.PartToolCall, CallID: id, Name: name, Arguments: args}
+func call(id, name, args string) provider.Part {
+	return provider.Part{Type: provider.PartToolCall, CallID: id, Name: name, Arguments: args}
 }
 
-func result(id string, parts ...any) policy.Part {
-	p := policy.Part{Type: policy.PartToolResult, CallID: id}
+func result(id string, parts ...any) provider.Part {
+	p := provider.Part{Type: provider.PartToolResult, CallID: id}
 	p.Result = msg("", parts).Content
 	return p
 }
@@ -139,7 +138,7 @@ var wires = []struct{ api, textStream string }{
 
 // complete sends a turn to a scripted server of the API's wire and returns the answer and the
 // body sent.
-func complete(t *testing.T, api, stream string, turn policy.Turn) (provider.Response, map[string]any, error) {
+func complete(t *testing.T, api, stream string, turn provider.Turn) (provider.Response, map[string]any, error) {
 	t.Helper()
 	suffix := ""
 	if api == provider.APIOpenAICompletions {
@@ -179,32 +178,32 @@ func normalize(v any) any {
 // with an inline and a linked image, an assistant message that reasons and calls two tools (one id
 // Anthropic would refuse), the two results (one with an image, one an error), a user follow-up,
 // two tools, a tool choice and every sampling parameter.
-func fullTurn() policy.Turn {
-	sys := policy.TextPart("be brief")
+func fullTurn() provider.Turn {
+	sys := provider.TextPart("be brief")
 	sys.CacheControl = json.RawMessage(`{"type":"ephemeral"}`)
 	failed := result("call_2", "boom")
 	failed.IsError = true
-	return policy.Turn{
-		Messages: []policy.Message{
-			{Role: policy.RoleSystem, Content: []policy.Part{sys}},
-			{Role: policy.RoleDeveloper, Content: []policy.Part{policy.TextPart("use metric units")}},
+	return provider.Turn{
+		Messages: []provider.Message{
+			{Role: provider.RoleSystem, Content: []provider.Part{sys}},
+			{Role: provider.RoleDeveloper, Content: []provider.Part{provider.TextPart("use metric units")}},
 			user("what is this, and the weather?",
-				policy.Part{Type: policy.PartImage, Data: png, MediaType: "image/png", Detail: "high"},
-				policy.Part{Type: policy.PartImage, URL: "https://example.com/cat.jpg"}),
-			assistant(policy.Part{Type: policy.PartReasoning, Text: "they want weather", Signature: "sig=="},
+				provider.Part{Type: provider.PartImage, Data: png, MediaType: "image/png", Detail: "high"},
+				provider.Part{Type: provider.PartImage, URL: "https://example.com/cat.jpg"}),
+			assistant(provider.Part{Type: provider.PartReasoning, Text: "they want weather", Signature: "sig=="},
 				"Let me check.", call("call.1:a", "weather", `{"city":"Paris"}`), call("call_2", "clock", "")),
-			tool(result("call.1:a", "18 C", policy.Part{Type: policy.PartImage, Data: png})),
+			tool(result("call.1:a", "18 C", provider.Part{Type: provider.PartImage, Data: png})),
 			tool(failed),
 			user("thanks; and tomorrow?"),
 		},
-		Tools: []policy.Tool{
+		Tools: []provider.Tool{
 			{Name: "weather", Description: "the weather in a city", Strict: ptr(true), CacheControl: json.RawMessage(`{"type":"ephemeral"}`),
 				Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
 			{Name: "clock"},
 		},
-		ToolChoice:        &policy.ToolChoice{Type: policy.ToolChoiceAuto},
+		ToolChoice:        &provider.ToolChoice{Type: provider.ToolChoiceAuto},
 		ParallelToolCalls: ptr(false),
-		Params: policy.Params{Temperature: ptr(1.5), TopP: ptr(0.9), MaxTokens: ptr(int64(500)), MaxTokensField: "max_tokens",
+		Params: provider.Params{Temperature: ptr(1.5), TopP: ptr(0.9), MaxTokens: ptr(int64(500)), MaxTokensField: "max_tokens",
 			Stop: []string{"END"}, Seed: ptr(int64(7)), PresencePenalty: ptr(0.5), FrequencyPenalty: ptr(0.25)},
 	}
 }
@@ -292,7 +291,7 @@ func TestAFullTurnGoesOutAsEachWireWantsIt(t *testing.T) {
 }
 
 func TestImageBytesArriveIntactOnBothWires(t *testing.T) {
-	turn := policy.Turn{Messages: []policy.Message{user("look", policy.Part{Type: policy.PartImage, Data: png})}}
+	turn := provider.Turn{Messages: []provider.Message{user("look", provider.Part{Type: provider.PartImage, Data: png})}}
 	_, body, err := complete(t, provider.APIAnthropicMessages, anthropicText, turn)
 	if err != nil {
 		t.Fatal(err)
@@ -307,13 +306,13 @@ func TestImageBytesArriveIntactOnBothWires(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := body["messages"].([]any)[0].(map[string]any)["content"].([]any)[1].(map[string]any)["image_url"].(map[string]any)["url"].(string)
-	mt, data, err := policy.ParseDataURL(url)
+	mt, data, err := provider.ParseDataURL(url)
 	if err != nil || mt != "image/png" || !bytes.Equal(data, png) {
 		t.Errorf("openai image url %q: %v", url, err)
 	}
 
 	// A data: URL given as a URL goes to Anthropic as base64.
-	turn = policy.Turn{Messages: []policy.Message{user(policy.Part{Type: policy.PartImage, URL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)})}}
+	turn = provider.Turn{Messages: []provider.Message{user(provider.Part{Type: provider.PartImage, URL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)})}}
 	_, body, err = complete(t, provider.APIAnthropicMessages, anthropicText, turn)
 	if err != nil {
 		t.Fatal(err)
@@ -325,18 +324,18 @@ func TestImageBytesArriveIntactOnBothWires(t *testing.T) {
 func TestAnthropicMessageOrder(t *testing.T) {
 	cases := []struct {
 		name string
-		msgs []policy.Message
+		msgs []provider.Message
 		want string
 	}{
 		{"the user's text after tool results joins the results' message, after them",
-			[]policy.Message{user("hi"), assistant(call("a", "f", "{}")), user("and then?"), tool(result("a", "done"))},
+			[]provider.Message{user("hi"), assistant(call("a", "f", "{}")), user("and then?"), tool(result("a", "done"))},
 			`[{"role": "user", "content": [{"type": "text", "text": "hi"}]},
 			  {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
 			  {"role": "user", "content": [
 				{"type": "tool_result", "tool_use_id": "a", "content": [{"type": "text", "text": "done"}]},
 				{"type": "text", "text": "and then?"}]}]`},
 		{"a late tool result goes right after the assistant message that made the call",
-			[]policy.Message{user("hi"), assistant(call("a", "f", `{"x":1}`)), user("wait"), assistant("ok"), tool(result("a", "done"))},
+			[]provider.Message{user("hi"), assistant(call("a", "f", `{"x":1}`)), user("wait"), assistant("ok"), tool(result("a", "done"))},
 			`[{"role": "user", "content": [{"type": "text", "text": "hi"}]},
 			  {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {"x": 1}}]},
 			  {"role": "user", "content": [
@@ -344,7 +343,7 @@ func TestAnthropicMessageOrder(t *testing.T) {
 				{"type": "text", "text": "wait"}]},
 			  {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]`},
 		{"messages of one role merge; parallel results share one user message in order",
-			[]policy.Message{system("s1"), user("a"), user("b"), assistant("c"), assistant(call("x:1", "f", ""), call("x:2", "g", "not json")),
+			[]provider.Message{system("s1"), user("a"), user("b"), assistant("c"), assistant(call("x:1", "f", ""), call("x:2", "g", "not json")),
 				tool(result("x:1", "r1")), tool(result("x:2", "r2")), system("s2")},
 			`[{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
 			  {"role": "assistant", "content": [{"type": "text", "text": "c"},
@@ -354,14 +353,14 @@ func TestAnthropicMessageOrder(t *testing.T) {
 				{"type": "tool_result", "tool_use_id": "x_1", "content": [{"type": "text", "text": "r1"}]},
 				{"type": "tool_result", "tool_use_id": "x_2", "content": [{"type": "text", "text": "r2"}]}]}]`},
 		{"reasoning leads the assistant message; unsigned reasoning and empty text are dropped; a prefill loses its trailing space",
-			[]policy.Message{user("q"), assistant("  "), assistant(policy.Part{Type: policy.PartReasoning, Text: "from gpt"}, "answer: ",
-				policy.Part{Type: policy.PartReasoning, Redacted: "opaque"})},
+			[]provider.Message{user("q"), assistant("  "), assistant(provider.Part{Type: provider.PartReasoning, Text: "from gpt"}, "answer: ",
+				provider.Part{Type: provider.PartReasoning, Redacted: "opaque"})},
 			`[{"role": "user", "content": [{"type": "text", "text": "q"}]},
 			  {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "opaque"}, {"type": "text", "text": "answer:"}]}]`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, body, err := complete(t, provider.APIAnthropicMessages, anthropicText, policy.Turn{Messages: c.msgs})
+			_, body, err := complete(t, provider.APIAnthropicMessages, anthropicText, provider.Turn{Messages: c.msgs})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -372,8 +371,8 @@ func TestAnthropicMessageOrder(t *testing.T) {
 
 func TestOpenAIToolIDsAndResultImages(t *testing.T) {
 	long := strings.Repeat("toolu_", 10) // another provider's 60-character id
-	turn := policy.Turn{Messages: []policy.Message{user("hi"), assistant(call(long, "f", `{}`)),
-		tool(result(long, policy.Part{Type: policy.PartImage, URL: "https://example.com/x.png"})), user("so?")}}
+	turn := provider.Turn{Messages: []provider.Message{user("hi"), assistant(call(long, "f", `{}`)),
+		tool(result(long, provider.Part{Type: provider.PartImage, URL: "https://example.com/x.png"})), user("so?")}}
 	_, body, err := complete(t, provider.APIOpenAICompletions, openAIText, turn)
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +391,7 @@ func TestOpenAIToolIDsAndResultImages(t *testing.T) {
 func TestStreamedToolCallsAssemble(t *testing.T) {
 	cases := []struct {
 		api, stream string
-		want        policy.Answer
+		want        provider.Answer
 	}{
 		{provider.APIOpenAICompletions, openAIStream(
 			`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"reasoning_content":"need the "}}]}`,
@@ -403,10 +402,10 @@ func TestStreamedToolCallsAssemble(t *testing.T) {
 			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Paris\"}"}}]}}]}`,
 			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 			`{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":60}}}`),
-			policy.Answer{
-				ToolCalls:    []policy.ToolCall{{ID: "call_a", Name: "weather", Arguments: `{"city":"Paris"}`}, {ID: "call_b", Name: "clock", Arguments: "{}"}},
-				Reasoning:    []policy.Part{{Type: policy.PartReasoning, Text: "need the weather"}},
-				FinishReason: policy.FinishToolCalls, Usage: policy.Usage{Input: 100, Output: 20, CachedInput: 60}}},
+			provider.Answer{
+				ToolCalls:    []provider.ToolCall{{ID: "call_a", Name: "weather", Arguments: `{"city":"Paris"}`}, {ID: "call_b", Name: "clock", Arguments: "{}"}},
+				Reasoning:    []provider.Part{{Type: provider.PartReasoning, Text: "need the weather"}},
+				FinishReason: provider.FinishToolCalls, Usage: provider.Usage{Input: 100, Output: 20, CachedInput: 60}}},
 		{provider.APIAnthropicMessages, anthropicStream(
 			`{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":60,"cache_creation_input_tokens":30,"output_tokens":1}}}`,
 			`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
@@ -429,15 +428,15 @@ func TestStreamedToolCallsAssemble(t *testing.T) {
 			`{"type":"content_block_stop","index":4}`,
 			`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":42}}`,
 			`{"type":"message_stop"}`),
-			policy.Answer{Text: "Checking.",
-				ToolCalls: []policy.ToolCall{{ID: "toolu_1", Name: "weather", Arguments: `{"city": "Paris"}`}, {ID: "toolu_2", Name: "clock", Arguments: "{}"}},
-				Reasoning: []policy.Part{{Type: policy.PartReasoning, Text: "need the weather", Signature: "sig=="},
-					{Type: policy.PartReasoning, Redacted: "opaque"}},
-				FinishReason: policy.FinishToolCalls, Usage: policy.Usage{Input: 100, Output: 42, CachedInput: 60}}},
+			provider.Answer{Text: "Checking.",
+				ToolCalls: []provider.ToolCall{{ID: "toolu_1", Name: "weather", Arguments: `{"city": "Paris"}`}, {ID: "toolu_2", Name: "clock", Arguments: "{}"}},
+				Reasoning: []provider.Part{{Type: provider.PartReasoning, Text: "need the weather", Signature: "sig=="},
+					{Type: provider.PartReasoning, Redacted: "opaque"}},
+				FinishReason: provider.FinishToolCalls, Usage: provider.Usage{Input: 100, Output: 42, CachedInput: 60}}},
 	}
 	for _, c := range cases {
 		t.Run(c.api, func(t *testing.T) {
-			resp, _, err := complete(t, c.api, c.stream, policy.TextTurn("weather?"))
+			resp, _, err := complete(t, c.api, c.stream, provider.TextTurn("weather?"))
 			if err != nil {
 				t.Fatalf("a tool-call answer is a success: %v", err)
 			}
@@ -455,17 +454,17 @@ func TestOpenAIToolCallsFromLooserServers(t *testing.T) {
 		`{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{\"n\":1}"}}]}}]}`,
 		`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"g","arguments":"{}"}}]}}]}`,
 		`{"choices":[{"delta":{"tool_calls":[{"index":5,"function":{"name":"h"}}]}}]}`,
-		`{"choices":[{"delta":{"reasoning":"via openrouter"},"finish_reason":"stop"}]}`), policy.TextTurn("go"))
+		`{"choices":[{"delta":{"reasoning":"via openrouter"},"finish_reason":"stop"}]}`), provider.TextTurn("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := resp.Answer
-	if len(a.ToolCalls) != 3 || a.ToolCalls[0] != (policy.ToolCall{ID: "a", Name: "f", Arguments: `{"n":1}`}) ||
-		a.ToolCalls[1] != (policy.ToolCall{ID: "b", Name: "g", Arguments: "{}"}) ||
+	if len(a.ToolCalls) != 3 || a.ToolCalls[0] != (provider.ToolCall{ID: "a", Name: "f", Arguments: `{"n":1}`}) ||
+		a.ToolCalls[1] != (provider.ToolCall{ID: "b", Name: "g", Arguments: "{}"}) ||
 		a.ToolCalls[2].Name != "h" || !strings.HasPrefix(a.ToolCalls[2].ID, "call_") || a.ToolCalls[2].Arguments != "{}" {
 		t.Errorf("%+v", a.ToolCalls)
 	}
-	if a.FinishReason != policy.FinishToolCalls || len(a.Reasoning) != 1 || a.Reasoning[0].Text != "via openrouter" {
+	if a.FinishReason != provider.FinishToolCalls || len(a.Reasoning) != 1 || a.Reasoning[0].Text != "via openrouter" {
 		t.Errorf("%+v", a)
 	}
 }
@@ -475,7 +474,7 @@ func TestFinishReasonsMap(t *testing.T) {
 	for in, want := range openAI {
 		resp, _, err := complete(t, provider.APIOpenAICompletions, openAIStream(
 			`{"choices":[{"index":0,"delta":{"content":"some text"}}]}`,
-			`{"choices":[{"index":0,"delta":{},"finish_reason":"`+in+`"}]}`), policy.TextTurn("go"))
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"`+in+`"}]}`), provider.TextTurn("go"))
 		if err != nil || resp.Answer.FinishReason != want {
 			t.Errorf("openai %s: %q %v, want %s", in, resp.Answer.FinishReason, err, want)
 		}
@@ -483,7 +482,7 @@ func TestFinishReasonsMap(t *testing.T) {
 	anthropic := map[string]string{"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
 		"tool_use": "tool_calls", "refusal": "content_filter"}
 	for in, want := range anthropic {
-		resp, _, err := complete(t, provider.APIAnthropicMessages, strings.Replace(anthropicText, "end_turn", in, 1), policy.TextTurn("go"))
+		resp, _, err := complete(t, provider.APIAnthropicMessages, strings.Replace(anthropicText, "end_turn", in, 1), provider.TextTurn("go"))
 		if err != nil || resp.Answer.FinishReason != want {
 			t.Errorf("anthropic %s: %q %v, want %s", in, resp.Answer.FinishReason, err, want)
 		}
@@ -494,8 +493,8 @@ func TestUsageMeansTheSameOnBothWires(t *testing.T) {
 	// 1,000 input tokens of which 600 were read from the cache, and 50 output tokens.
 	resp, _, err := complete(t, provider.APIOpenAICompletions, openAIStream(
 		`{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}`,
-		`{"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":50,"prompt_tokens_details":{"cached_tokens":600}}}`), policy.TextTurn("go"))
-	want := policy.Usage{Input: 1000, Output: 50, CachedInput: 600}
+		`{"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":50,"prompt_tokens_details":{"cached_tokens":600}}}`), provider.TextTurn("go"))
+	want := provider.Usage{Input: 1000, Output: 50, CachedInput: 600}
 	if err != nil || resp.Answer.Usage != want {
 		t.Errorf("openai %+v %v", resp.Answer.Usage, err)
 	}
@@ -503,7 +502,7 @@ func TestUsageMeansTheSameOnBothWires(t *testing.T) {
 		`{"type":"message_start","message":{"usage":{"input_tokens":300,"cache_read_input_tokens":600,"cache_creation_input_tokens":100,"output_tokens":1}}}`,
 		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"hi"}}`,
 		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":50}}`,
-		`{"type":"message_stop"}`), policy.TextTurn("go"))
+		`{"type":"message_stop"}`), provider.TextTurn("go"))
 	if err != nil || resp.Answer.Usage != want || resp.Answer.Text != "hi" {
 		t.Errorf("anthropic %+v %v", resp.Answer, err)
 	}
@@ -513,16 +512,16 @@ func TestExtraFieldsGoOnlyToTheCallersWire(t *testing.T) {
 	extra := map[string]json.RawMessage{"user": []byte(`"u-1"`), "metadata": []byte(`{"a":1}`), "top_k": []byte(`5`),
 		"dotted.key": []byte(`true`), "stream": []byte(`false`), "model": []byte(`"other"`), "messages": []byte(`[]`)}
 	for _, w := range wires {
-		for _, callerWire := range []string{policy.WireOpenAI, policy.WireAnthropic} {
+		for _, callerWire := range []string{provider.WireOpenAI, provider.WireAnthropic} {
 			t.Run(w.api+"/from "+callerWire, func(t *testing.T) {
-				turn := policy.TextTurn("hi")
+				turn := provider.TextTurn("hi")
 				turn.Wire, turn.Extra = callerWire, extra
 				_, body, err := complete(t, w.api, w.textStream, turn)
 				if err != nil {
 					t.Fatal(err)
 				}
-				same := callerWire == policy.WireOpenAI && w.api == provider.APIOpenAICompletions ||
-					callerWire == policy.WireAnthropic && w.api == provider.APIAnthropicMessages
+				same := callerWire == provider.WireOpenAI && w.api == provider.APIOpenAICompletions ||
+					callerWire == provider.WireAnthropic && w.api == provider.APIAnthropicMessages
 				for _, k := range []string{"user", "metadata", "top_k", "dotted.key"} {
 					if v, ok := body[k]; ok != same {
 						t.Errorf("%s: present %v (%v), want %v", k, ok, v, same)
@@ -544,8 +543,8 @@ func TestExtraFieldsGoOnlyToTheCallersWire(t *testing.T) {
 	}
 
 	// A field the turn sets itself is not replaced by an extra of the same name.
-	turn := policy.TextTurn("hi")
-	turn.Wire, turn.Extra = policy.WireOpenAI, map[string]json.RawMessage{"temperature": []byte(`0.1`)}
+	turn := provider.TextTurn("hi")
+	turn.Wire, turn.Extra = provider.WireOpenAI, map[string]json.RawMessage{"temperature": []byte(`0.1`)}
 	turn.Params.Temperature = ptr(0.7)
 	_, body, _ := complete(t, provider.APIOpenAICompletions, openAIText, turn)
 	if body["temperature"] != 0.7 || !slices.Equal(provider.Dropped(turn, provider.APIOpenAICompletions), []string{"extra.temperature"}) {
@@ -553,8 +552,8 @@ func TestExtraFieldsGoOnlyToTheCallersWire(t *testing.T) {
 	}
 
 	// Anthropic's max_tokens: the caller's extra replaces the default, not the turn's own value.
-	turn = policy.TextTurn("hi")
-	turn.Wire, turn.Extra = policy.WireAnthropic, map[string]json.RawMessage{"max_tokens": []byte(`777`)}
+	turn = provider.TextTurn("hi")
+	turn.Wire, turn.Extra = provider.WireAnthropic, map[string]json.RawMessage{"max_tokens": []byte(`777`)}
 	_, body, _ = complete(t, provider.APIAnthropicMessages, anthropicText, turn)
 	if body["max_tokens"] != 777.0 {
 		t.Errorf("max_tokens %v, want the extra's 777", body["max_tokens"])
@@ -568,8 +567,8 @@ func TestExtraFieldsGoOnlyToTheCallersWire(t *testing.T) {
 
 func TestJSONResponseFormat(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"answer":{"type":"number"}},"required":["answer"]}`)
-	format := &policy.ResponseFormat{Type: policy.FormatJSONSchema, Name: "sum", Description: "the sum", Schema: schema, Strict: ptr(true)}
-	turn := policy.TextTurn("1+1?")
+	format := &provider.ResponseFormat{Type: provider.FormatJSONSchema, Name: "sum", Description: "the sum", Schema: schema, Strict: ptr(true)}
+	turn := provider.TextTurn("1+1?")
 	turn.Params.ResponseFormat = format
 
 	t.Run("openai sends it as it is", func(t *testing.T) {
@@ -599,15 +598,15 @@ func TestJSONResponseFormat(t *testing.T) {
 		sameJSON(t, body["tools"], `[{"name": "sum", "description": "the sum",
 			"input_schema": {"type": "object", "properties": {"answer": {"type": "number"}}, "required": ["answer"]}}]`)
 		sameJSON(t, body["tool_choice"], `{"type": "tool", "name": "sum"}`)
-		if a := resp.Answer; a.Text != `{"answer": 2}` || a.FinishReason != policy.FinishStop || len(a.ToolCalls) != 0 {
+		if a := resp.Answer; a.Text != `{"answer": 2}` || a.FinishReason != provider.FinishStop || len(a.ToolCalls) != 0 {
 			t.Errorf("%+v", a)
 		}
 	})
 
 	t.Run("anthropic with tools of its own: an instruction instead", func(t *testing.T) {
 		withTools := turn
-		withTools.Tools = []policy.Tool{{Name: "calc"}}
-		withTools.Messages = append([]policy.Message{system("be exact")}, turn.Messages...)
+		withTools.Tools = []provider.Tool{{Name: "calc"}}
+		withTools.Messages = append([]provider.Message{system("be exact")}, turn.Messages...)
 		_, body, err := complete(t, provider.APIAnthropicMessages, anthropicText, withTools)
 		if err != nil {
 			t.Fatal(err)
@@ -621,8 +620,8 @@ func TestJSONResponseFormat(t *testing.T) {
 	})
 
 	t.Run("json_object on anthropic", func(t *testing.T) {
-		obj := policy.TextTurn("json please")
-		obj.Params.ResponseFormat = &policy.ResponseFormat{Type: policy.FormatJSONObject}
+		obj := provider.TextTurn("json please")
+		obj.Params.ResponseFormat = &provider.ResponseFormat{Type: provider.FormatJSONObject}
 		_, body, err := complete(t, provider.APIAnthropicMessages, anthropicText, obj)
 		if err != nil {
 			t.Fatal(err)
@@ -637,8 +636,8 @@ func TestJSONResponseFormat(t *testing.T) {
 
 func TestReasoningCrossesWires(t *testing.T) {
 	t.Run("an effort becomes a thinking budget, and sampling controls go", func(t *testing.T) {
-		turn := policy.TextTurn("think")
-		turn.Params = policy.Params{ReasoningEffort: "medium", Temperature: ptr(0.3), TopP: ptr(0.5), MaxTokens: ptr(int64(1000))}
+		turn := provider.TextTurn("think")
+		turn.Params = provider.Params{ReasoningEffort: "medium", Temperature: ptr(0.3), TopP: ptr(0.5), MaxTokens: ptr(int64(1000))}
 		_, body, err := complete(t, provider.APIAnthropicMessages, anthropicText, turn)
 		if err != nil {
 			t.Fatal(err)
@@ -652,8 +651,8 @@ func TestReasoningCrossesWires(t *testing.T) {
 		}
 	})
 	t.Run("a thinking budget becomes an effort", func(t *testing.T) {
-		turn := policy.TextTurn("think")
-		turn.Params = policy.Params{ThinkingBudget: ptr(int64(3000)), MaxTokens: ptr(int64(100))}
+		turn := provider.TextTurn("think")
+		turn.Params = provider.Params{ThinkingBudget: ptr(int64(3000)), MaxTokens: ptr(int64(100))}
 		_, body, err := complete(t, provider.APIOpenAICompletions, openAIText, turn)
 		if err != nil {
 			t.Fatal(err)
@@ -663,11 +662,11 @@ func TestReasoningCrossesWires(t *testing.T) {
 		}
 	})
 	t.Run("thinking is left out where Anthropic refuses it", func(t *testing.T) {
-		for name, turn := range map[string]policy.Turn{
-			"a tool call of another model's in progress": {Messages: []policy.Message{user("hi"), assistant(call("a", "f", "{}")), tool(result("a", "ok"))},
-				Tools: []policy.Tool{{Name: "f"}}, Params: policy.Params{ThinkingBudget: ptr(int64(2048))}},
-			"a forced tool": {Messages: []policy.Message{user("hi")}, Tools: []policy.Tool{{Name: "f"}},
-				ToolChoice: &policy.ToolChoice{Type: policy.ToolChoiceRequired}, Params: policy.Params{ThinkingBudget: ptr(int64(2048))}},
+		for name, turn := range map[string]provider.Turn{
+			"a tool call of another model's in progress": {Messages: []provider.Message{user("hi"), assistant(call("a", "f", "{}")), tool(result("a", "ok"))},
+				Tools: []provider.Tool{{Name: "f"}}, Params: provider.Params{ThinkingBudget: ptr(int64(2048))}},
+			"a forced tool": {Messages: []provider.Message{user("hi")}, Tools: []provider.Tool{{Name: "f"}},
+				ToolChoice: &provider.ToolChoice{Type: provider.ToolChoiceRequired}, Params: provider.Params{ThinkingBudget: ptr(int64(2048))}},
 		} {
 			_, body, err := complete(t, provider.APIAnthropicMessages, anthropicText, turn)
 			if err != nil || body["thinking"] != nil {
@@ -678,9 +677,9 @@ func TestReasoningCrossesWires(t *testing.T) {
 			}
 		}
 		// With the model's own signed thinking first, thinking stays.
-		turn := policy.Turn{Messages: []policy.Message{user("hi"),
-			assistant(policy.Part{Type: policy.PartReasoning, Text: "hm", Signature: "s"}, call("a", "f", "{}")), tool(result("a", "ok"))},
-			Tools: []policy.Tool{{Name: "f"}}, Params: policy.Params{ThinkingBudget: ptr(int64(500))}}
+		turn := provider.Turn{Messages: []provider.Message{user("hi"),
+			assistant(provider.Part{Type: provider.PartReasoning, Text: "hm", Signature: "s"}, call("a", "f", "{}")), tool(result("a", "ok"))},
+			Tools: []provider.Tool{{Name: "f"}}, Params: provider.Params{ThinkingBudget: ptr(int64(500))}}
 		_, body, _ := complete(t, provider.APIAnthropicMessages, anthropicText, turn)
 		sameJSON(t, body["thinking"], `{"type": "enabled", "budget_tokens": 1024}`)
 	})
@@ -688,19 +687,19 @@ func TestReasoningCrossesWires(t *testing.T) {
 
 func TestToolChoices(t *testing.T) {
 	cases := []struct {
-		choice            *policy.ToolChoice
+		choice            *provider.ToolChoice
 		parallel          *bool
 		openAI, anthropic string
 	}{
-		{&policy.ToolChoice{Type: policy.ToolChoiceAuto}, nil, `"auto"`, `{"type": "auto"}`},
-		{&policy.ToolChoice{Type: policy.ToolChoiceNone}, ptr(false), `"none"`, `{"type": "none"}`},
-		{&policy.ToolChoice{Type: policy.ToolChoiceRequired}, ptr(false), `"required"`, `{"type": "any", "disable_parallel_tool_use": true}`},
-		{&policy.ToolChoice{Type: policy.ToolChoiceNamed, Name: "f"}, nil, `{"type": "function", "function": {"name": "f"}}`, `{"type": "tool", "name": "f"}`},
+		{&provider.ToolChoice{Type: provider.ToolChoiceAuto}, nil, `"auto"`, `{"type": "auto"}`},
+		{&provider.ToolChoice{Type: provider.ToolChoiceNone}, ptr(false), `"none"`, `{"type": "none"}`},
+		{&provider.ToolChoice{Type: provider.ToolChoiceRequired}, ptr(false), `"required"`, `{"type": "any", "disable_parallel_tool_use": true}`},
+		{&provider.ToolChoice{Type: provider.ToolChoiceNamed, Name: "f"}, nil, `{"type": "function", "function": {"name": "f"}}`, `{"type": "tool", "name": "f"}`},
 		{nil, ptr(false), `null`, `{"type": "auto", "disable_parallel_tool_use": true}`},
 		{nil, ptr(true), `null`, `null`},
 	}
 	for _, c := range cases {
-		turn := policy.Turn{Messages: []policy.Message{user("hi")}, Tools: []policy.Tool{{Name: "f"}}, ToolChoice: c.choice, ParallelToolCalls: c.parallel}
+		turn := provider.Turn{Messages: []provider.Message{user("hi")}, Tools: []provider.Tool{{Name: "f"}}, ToolChoice: c.choice, ParallelToolCalls: c.parallel}
 		_, body, err := complete(t, provider.APIOpenAICompletions, openAIText, turn)
 		if err != nil {
 			t.Fatal(err)
@@ -716,7 +715,7 @@ func TestToolChoices(t *testing.T) {
 		sameJSON(t, body["tool_choice"], c.anthropic)
 	}
 	// Without tools, a tool choice means nothing, and both wires refuse it.
-	turn := policy.Turn{Messages: []policy.Message{user("hi")}, ToolChoice: &policy.ToolChoice{Type: policy.ToolChoiceAuto}}
+	turn := provider.Turn{Messages: []provider.Message{user("hi")}, ToolChoice: &provider.ToolChoice{Type: provider.ToolChoiceAuto}}
 	for _, w := range wires {
 		_, body, _ := complete(t, w.api, w.textStream, turn)
 		if body["tool_choice"] != nil {
@@ -732,7 +731,7 @@ func TestEmptyAndToolOnlyAnswers(t *testing.T) {
 			`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":0}}`, `{"type":"message_stop"}`),
 	}
 	for api, stream := range emptyStreams {
-		_, _, err := complete(t, api, stream, policy.TextTurn("hi"))
+		_, _, err := complete(t, api, stream, provider.TextTurn("hi"))
 		var e *provider.Error
 		if !errors.As(err, &e) || e.Stream != provider.FaultEmpty {
 			t.Errorf("%s: an answer with nothing in it: %v", api, err)
@@ -746,8 +745,8 @@ func TestEmptyAndToolOnlyAnswers(t *testing.T) {
 			`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":3}}`, `{"type":"message_stop"}`),
 	}
 	for api, stream := range toolOnly {
-		resp, _, err := complete(t, api, stream, policy.TextTurn("hi"))
-		if err != nil || len(resp.Answer.ToolCalls) != 1 || resp.Answer.ToolCalls[0] != (policy.ToolCall{ID: "c", Name: "f", Arguments: "{}"}) {
+		resp, _, err := complete(t, api, stream, provider.TextTurn("hi"))
+		if err != nil || len(resp.Answer.ToolCalls) != 1 || resp.Answer.ToolCalls[0] != (provider.ToolCall{ID: "c", Name: "f", Arguments: "{}"}) {
 			t.Errorf("%s: %+v %v", api, resp.Answer, err)
 		}
 	}
@@ -761,7 +760,7 @@ func TestAToolCallCutMidStreamIsAFailure(t *testing.T) {
 			`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a"}}`), "\n\n")[:3], ""),
 	}
 	for api, stream := range streams {
-		resp, _, err := complete(t, api, stream, policy.TextTurn("hi"))
+		resp, _, err := complete(t, api, stream, provider.TextTurn("hi"))
 		var e *provider.Error
 		if !errors.As(err, &e) || e.Stream != provider.FaultCut || !e.Partial || len(resp.Answer.ToolCalls) != 0 {
 			t.Errorf("%s: %+v %v", api, resp, err)
@@ -786,7 +785,7 @@ func TestAnthropicPingsKeepAStreamAlive(t *testing.T) {
 	}))
 	defer srv.Close()
 	resp, err := provider.Complete(context.Background(), provider.Request{Provider: "anthropic", Model: "m", BaseURL: srv.URL,
-		Credential: provider.Credential{Key: secret}, Turn: policy.TextTurn("hi"),
+		Credential: provider.Credential{Key: secret}, Turn: provider.TextTurn("hi"),
 		FirstTokenTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
 	if err != nil || resp.Answer.Text != "ok" {
 		t.Fatalf("%+v %v", resp, err)

@@ -3,6 +3,7 @@
 package registry
 
 import (
+	"context"
 	"time"
 
 	"github.com/batonhq/baton/activities"
@@ -12,22 +13,29 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Register adds every baton workflow and activity to r.
+// Register adds every baton workflow and activity to r. Each activity is bound through its
+// typed name: an implementation whose arguments or result differ from the name's does not compile.
 func Register(r worker.Registry, a *activities.Activities) {
 	RegisterWorkflows(r)
-	for name, fn := range map[string]any{
-		workflows.PingActivityName:         a.Ping,
-		workflows.LoadReplyActivity:        a.LoadReply,
-		workflows.AttemptActivity:          a.Attempt,
-		workflows.RecordOutcomeActivity:    a.RecordOutcome,
-		workflows.ClaimProbeActivity:       a.ClaimProbe,
-		workflows.WriteFallbackActivity:    a.WriteFallback,
-		workflows.RollbackFallbackActivity: a.RollbackFallback,
-		workflows.EndTurnActivity:          a.EndTurn,
-		workflows.MarkSkipActivity:         a.MarkSkip,
-	} {
-		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
+	r.RegisterActivityWithOptions(a.Ping, activity.RegisterOptions{Name: workflows.PingActivityName})
+	bind(r, workflows.LoadReply, a.LoadReply)
+	bind(r, workflows.Attempt, a.Attempt)
+	bind(r, workflows.RecordOutcome, a.RecordOutcome)
+	bind(r, workflows.ClaimProbe, a.ClaimProbe)
+	bind(r, workflows.WriteFallback, a.WriteFallback)
+	bind(r, workflows.RollbackFallback, done(a.RollbackFallback))
+	bind(r, workflows.EndTurn, done(a.EndTurn))
+	bind(r, workflows.MarkSkip, done(a.MarkSkip))
+}
+
+// bind registers fn under the activity's name, if its type is the one the name says.
+func bind[In, Out any](r worker.ActivityRegistry, a workflows.Activity[In, Out], fn func(context.Context, In) (Out, error)) {
+	r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: a.Name})
+}
+
+// done adapts an activity that returns only its error.
+func done[In any](fn func(context.Context, In) error) func(context.Context, In) (workflows.Done, error) {
+	return func(ctx context.Context, in In) (workflows.Done, error) { return workflows.Done{}, fn(ctx, in) }
 }
 
 // RegisterWorkflows adds the workflows only, for replaying histories.
@@ -46,5 +54,5 @@ func WorkerOptions(stopTimeout time.Duration) worker.Options {
 // RegisterAttempts adds the attempt activity alone: a front door (serve, baton reply) runs the
 // attempts of the callers it holds, so that their deltas reach them in memory.
 func RegisterAttempts(r worker.ActivityRegistry, a *activities.Activities) {
-	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: workflows.AttemptActivity})
+	bind(r, workflows.Attempt, a.Attempt)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/config"
 	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/testsuite"
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) { testsuite.Main(m) }
 
 func parse(t *testing.T, src string) *policy.Config {
 	t.Helper()
-	cfg, err := policy.ParseConfig([]byte(src))
+	cfg, err := config.ParseConfig([]byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestFromConfig(t *testing.T) {
 }
 
 func TestABadWaitForCooldownIsNamed(t *testing.T) {
-	_, err := policy.ParseConfig([]byte(`{cron: {jobs: [{id: "d", cron: "0 9 * * *", message: "m", payload: {waitForCooldown: "soon"}}]}}`))
+	_, err := config.ParseConfig([]byte(`{cron: {jobs: [{id: "d", cron: "0 9 * * *", message: "m", payload: {waitForCooldown: "soon"}}]}}`))
 	if err == nil || !strings.Contains(err.Error(), "cron.jobs[0].payload.waitForCooldown") {
 		t.Errorf("got %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/config"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 )
@@ -23,7 +24,7 @@ func loadConfig(path string) (*policy.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := policy.ParseConfig(data)
+	cfg, err := config.ParseConfig(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -77,7 +78,7 @@ func runAuthTest(ctx context.Context, args []string, out, errOut io.Writer) int 
 	resp, err := provider.Complete(ctx, provider.Request{
 		Provider: ref.Provider, Model: ref.Model, API: pc.API, BaseURL: pc.BaseURL,
 		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
-		Turn:              policy.TextTurn(*message),
+		Turn:              provider.TextTurn(*message),
 		FirstTokenTimeout: *timeout, IdleTimeout: *timeout,
 		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
 	})

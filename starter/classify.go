@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 )
 
 // classifyInput is one line of `baton classify`'s input (DESIGN.md contract).
@@ -48,10 +50,13 @@ func classifyStream(in io.Reader, args []string, out, errOut io.Writer) int {
 			_ = enc.Encode(map[string]string{"error": fmt.Sprintf("line %d: %v", line, err)})
 			continue
 		}
-		f := policy.Failure{Provider: row.Provider, Message: row.Message, Code: row.Code, Type: row.Type}
+		// The message may embed a provider's error body (`429 {"error":{…}}`) or be a gateway's
+		// page: the provider layer's one parser reads it, as it reads a live failure.
+		e := &provider.Error{Message: row.Message, Code: row.Code, Type: row.Type}
 		if row.Status != nil {
-			f.Status = *row.Status
+			e.Status = *row.Status
 		}
+		f := activities.FailureOf(row.Provider, e.Parse(nil))
 		_ = enc.Encode(map[string]string{"reason": policy.Classify(f).String()})
 	}
 	if err := sc.Err(); err != nil {

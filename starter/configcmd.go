@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/config"
 )
 
 // runConfig is `baton config check FILE`: every problem of a config, each with its key and line,
@@ -44,7 +44,7 @@ func runConfig(ctx context.Context, args []string, out, errOut io.Writer) int {
 		}
 		defer st.Close()
 		var agents []string
-		if cfg, err := policy.ParseConfig(src); err == nil {
+		if cfg, err := config.ParseConfig(src); err == nil {
 			for _, a := range cfg.Agents {
 				agents = append(agents, a.ID)
 			}
@@ -56,7 +56,7 @@ func runConfig(ctx context.Context, args []string, out, errOut io.Writer) int {
 		}
 		hasProfile = func(p string) bool { return providers[p] }
 	}
-	_, problems := policy.CheckConfig(src, hasProfile)
+	_, problems := config.CheckConfig(src, hasProfile)
 	for _, p := range problems {
 		fmt.Fprintf(out, "%s: %v\n", path, p)
 	}

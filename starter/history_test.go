@@ -16,7 +16,7 @@ import (
 var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestExplainMatchesTheGoldenTimeline(t *testing.T) {
-	for _, name := range []string{"reply-rate-limit-fallback", "reply-rate-limit-fallback-before-lean"} {
+	for _, name := range []string{"reply-rate-limit-fallback"} {
 		t.Run(name, func(t *testing.T) {
 			golden := filepath.Join("testdata", "explain-"+name+".golden")
 			code, stdout, stderr := baton(t, "explain", filepath.Join("..", "workflows", "testdata", name+".json"))

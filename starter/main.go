@@ -1,6 +1,3 @@
-// Command baton is baton's command line: it starts replies and manages what they depend on.
-// Every command reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and BATON_TASK_QUEUE like the worker,
-// and takes --address, --namespace and --task-queue to override them.
 package main
 
 import (

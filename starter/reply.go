@@ -15,6 +15,7 @@ import (
 
 	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -260,22 +261,22 @@ func cancelReply(ctx context.Context, tf temporalFlags, set map[string]bool, id 
 
 // cliTurn is the turn `baton reply` sends: an optional system prompt, then the message with its
 // images. A file that is not an image of a type every wire takes is refused by name.
-func cliTurn(message, system string, images []string) (policy.Turn, error) {
-	user := policy.Message{Role: policy.RoleUser, Content: []policy.Part{policy.TextPart(message)}}
+func cliTurn(message, system string, images []string) (provider.Turn, error) {
+	user := provider.Message{Role: provider.RoleUser, Content: []provider.Part{provider.TextPart(message)}}
 	for _, path := range images {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return policy.Turn{}, fmt.Errorf("--image %s: %w", path, err)
+			return provider.Turn{}, fmt.Errorf("--image %s: %w", path, err)
 		}
-		mt := policy.SniffImage(data)
+		mt := provider.SniffImage(data)
 		if mt == "" {
-			return policy.Turn{}, fmt.Errorf("--image %s: not a PNG, JPEG, GIF or WebP image", path)
+			return provider.Turn{}, fmt.Errorf("--image %s: not a PNG, JPEG, GIF or WebP image", path)
 		}
-		user.Content = append(user.Content, policy.Part{Type: policy.PartImage, MediaType: mt, Data: data})
+		user.Content = append(user.Content, provider.Part{Type: provider.PartImage, MediaType: mt, Data: data})
 	}
-	var turn policy.Turn
+	var turn provider.Turn
 	if system != "" {
-		turn.Messages = append(turn.Messages, policy.Message{Role: policy.RoleSystem, Content: []policy.Part{policy.TextPart(system)}})
+		turn.Messages = append(turn.Messages, provider.Message{Role: provider.RoleSystem, Content: []provider.Part{provider.TextPart(system)}})
 	}
 	turn.Messages = append(turn.Messages, user)
 	return turn, nil

@@ -24,6 +24,7 @@ import (
 	"github.com/batonhq/baton/internal/tracing"
 	"github.com/batonhq/baton/internal/wire"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/ui"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
@@ -194,7 +195,7 @@ var (
 		}}
 	anthropicDoor = door{decode: wire.DecodeAnthropic, writeError: wire.WriteAnthropicError, answer: answerAnthropic,
 		live: func(w io.Writer, flush func(), id, model string, _ int64, _ wire.Request) liveWriter {
-			return wire.NewAnthropicStream(w, flush, "msg_"+id, model, policy.Usage{})
+			return wire.NewAnthropicStream(w, flush, "msg_"+id, model, provider.Usage{})
 		}}
 )
 
@@ -369,13 +370,16 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	w.Header().Set("x-baton-workflow-id", run.GetID())
 	w.Header().Set("x-baton-run-id", run.GetRunID())
 	type outcome struct {
-		res policy.ReplyResult
-		err error
+		res    policy.ReplyResult
+		answer provider.Answer
+		err    error
 	}
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		o.err = run.Get(ctx, &o.res)
+		if o.err = run.Get(ctx, &o.res); o.err == nil {
+			o.answer, o.err = answerOf(o.res)
+		}
 		done <- o
 	}()
 	var ready <-chan struct{}
@@ -407,7 +411,7 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 			}
 			res := o.res
 			attemptHeaders(w.Header(), res.Attempts)
-			reply := wire.Reply{ID: run.GetRunID(), Model: res.Served.Provider + "/" + res.Served.Model, Created: time.Now().Unix(), Answer: answerOf(res)}
+			reply := wire.Reply{ID: run.GetRunID(), Model: res.Served.Provider + "/" + res.Served.Model, Created: time.Now().Unix(), Answer: o.answer}
 			if out == nil {
 				// A session's turns share the workflow ID (its lane): the run names the answer.
 				d.answer(w, reply, wr)
@@ -521,7 +525,7 @@ func (s *server) forward(w http.ResponseWriter, d door, wr wire.Request, runID s
 
 // finish sends what of the answer has not gone out live (an attempt that ran on the shared
 // worker sends no deltas), then the wire's end.
-func (o *liveOut) finish(a policy.Answer) {
+func (o *liveOut) finish(a provider.Answer) {
 	if rest, ok := strings.CutPrefix(a.Text, o.text.String()); ok && rest != "" {
 		o.w.Text(rest)
 	}
@@ -532,10 +536,15 @@ func (o *liveOut) finish(a policy.Answer) {
 	o.w.Finish(a.FinishReason, a.Usage)
 }
 
-// answerOf is a reply's answer in the turn model.
-func answerOf(res policy.ReplyResult) policy.Answer {
-	return policy.Answer{Text: res.Text, ToolCalls: res.ToolCalls, Reasoning: res.Reasoning, FinishReason: res.FinishReason,
-		Usage: policy.Usage{Input: res.Input, Output: res.Output, CachedInput: res.CachedInput}}
+// answerOf is a reply's answer in the turn model (its tool calls and reasoning travel as JSON the
+// workflow does not read).
+func answerOf(res policy.ReplyResult) (provider.Answer, error) {
+	calls, reasoning, err := provider.DecodeAnswerContent(res.ToolCalls, res.Reasoning)
+	if err != nil {
+		return provider.Answer{}, fmt.Errorf("the reply's answer: %w", err)
+	}
+	return provider.Answer{Text: res.Text, ToolCalls: calls, Reasoning: reasoning, FinishReason: res.FinishReason,
+		Usage: provider.Usage{Input: res.Input, Output: res.Output, CachedInput: res.CachedInput}}, nil
 }
 
 // The answer is complete before the first byte: a failure is an error response, never a cut stream.

@@ -71,8 +71,8 @@ func runSession(ctx context.Context, args []string, out, errOut io.Writer) int {
 			fmt.Fprintf(errOut, "baton session model: %v\n", err)
 			return exitUsage
 		}
-		if profile != "" && policy.ProviderOfProfile(profile) != ref.Provider {
-			fmt.Fprintf(errOut, "baton session model: profile %q is not a %s profile\n", profile, ref.Provider)
+		if err := policy.CheckUserChoice(ref, profile); err != nil {
+			fmt.Fprintf(errOut, "baton session model: %v\n", err)
 			return exitUsage
 		}
 	case "patch":

@@ -52,21 +52,6 @@ func (s *Store) putCredential(ctx context.Context, t *tx, agent string, c Creden
 	return err
 }
 
-// DeleteProfile removes a profile and its stats.
-func (s *Store) DeleteProfile(ctx context.Context, agent, id string) error {
-	return s.write(ctx, func(t *tx) error {
-		res, err := t.exec(ctx, `DELETE FROM auth_profiles WHERE agent = ? AND id = ?`, agent, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("profile %q of agent %q: %w", id, agent, ErrNotFound)
-		}
-		_, err = t.exec(ctx, `DELETE FROM auth_stats WHERE agent = ? AND profile_id = ?`, agent, id)
-		return err
-	})
-}
-
 // Secret returns one profile's credential: the only call that reads secrets.
 func (s *Store) Secret(ctx context.Context, agent, id string) (Credential, error) {
 	if provider := policy.ProviderOfProfile(id); id == provider+EnvProfileSuffix {
@@ -272,9 +257,9 @@ func (s *Store) LastGood(ctx context.Context, agent string) (map[string]string, 
 	return out, rows.Err()
 }
 
-// TryProbe claims the provider's probe slot at now if the last probe is at least interval ago:
-// at most one cooldown probe per provider per interval across every reply and host.
-func (s *Store) TryProbe(ctx context.Context, agent, provider string, now time.Time, interval time.Duration) (bool, error) {
+// TryProbe claims the provider's probe slot at now if policy.ProbeSlotOpen allows it:
+// at most one cooldown probe per provider per policy.ProbeThrottle across every reply and host.
+func (s *Store) TryProbe(ctx context.Context, agent, provider string, now time.Time) (bool, error) {
 	claimed := false
 	err := s.write(ctx, func(t *tx) error {
 		if _, err := t.exec(ctx, `INSERT INTO probe_throttle (agent, provider, last_probe_ms) VALUES (?, ?, 0) ON CONFLICT (agent, provider) DO NOTHING`, agent, provider); err != nil {
@@ -284,7 +269,7 @@ func (s *Store) TryProbe(ctx context.Context, agent, provider string, now time.T
 		if err := t.queryRow(ctx, `SELECT last_probe_ms FROM probe_throttle WHERE agent = ? AND provider = ?`+t.d.lockRow, agent, provider).Scan(&last); err != nil {
 			return err
 		}
-		if last != 0 && now.Sub(fromMS(last)) < interval {
+		if last != 0 && !policy.ProbeSlotOpen(fromMS(last), now) {
 			return nil
 		}
 		claimed = true

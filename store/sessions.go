@@ -87,41 +87,18 @@ var ErrUnchanged = errors.New("unchanged")
 // ErrSessionMoved means the session no longer holds what the caller loaded.
 var ErrSessionMoved = errors.New("session changed since it was loaded")
 
-// fallbackOwned are the fields a fallback writes, compared for compare-and-set.
-func fallbackOwned(m policy.SessionModel) policy.SessionModel {
-	return policy.SessionModel{
-		ProviderOverride: m.ProviderOverride, ModelOverride: m.ModelOverride, ModelOverrideSource: m.ModelOverrideSource,
-		AuthProfileOverride: m.AuthProfileOverride, AuthProfileOverrideSource: m.AuthProfileOverrideSource,
-		AuthProfileOverrideCompactionCount:  m.AuthProfileOverrideCompactionCount,
-		ModelOverrideFallbackOriginProvider: m.ModelOverrideFallbackOriginProvider,
-		ModelOverrideFallbackOriginModel:    m.ModelOverrideFallbackOriginModel,
-	}
-}
-
-func sameOwned(a, b policy.SessionModel) bool {
-	x, y := fallbackOwned(a), fallbackOwned(b)
-	if (x.AuthProfileOverrideCompactionCount == nil) != (y.AuthProfileOverrideCompactionCount == nil) ||
-		(x.AuthProfileOverrideCompactionCount != nil && *x.AuthProfileOverrideCompactionCount != *y.AuthProfileOverrideCompactionCount) {
-		return false
-	}
-	x.AuthProfileOverrideCompactionCount, y.AuthProfileOverrideCompactionCount = nil, nil
-	return x == y
-}
-
-// CompareAndSetModel writes next's fallback-owned fields only if the session still holds
-// expected's: a fallback never overwrites a choice made meanwhile. It returns ErrSessionMoved
-// otherwise.
+// CompareAndSetModel writes next's fallback-owned fields (policy.WithFallbackOwned) only if the
+// session still holds expected's: a fallback never overwrites a choice made meanwhile. It returns
+// ErrSessionMoved otherwise.
 func (s *Store) CompareAndSetModel(ctx context.Context, key, agent string, expected, next policy.SessionModel, now time.Time) (Session, error) {
 	return s.UpdateSession(ctx, key, agent, now, func(sess *Session) error {
-		if sameOwned(sess.Model, next) && sess.Model.ModelOverrideUpdatedAt.Equal(next.ModelOverrideUpdatedAt) {
+		if policy.SameFallbackOwned(sess.Model, next) {
 			return ErrUnchanged // already written (a retried activity): written once
 		}
-		if !sameOwned(sess.Model, expected) {
+		if !policy.SameFallbackOwned(sess.Model, expected) {
 			return ErrSessionMoved
 		}
-		compaction := sess.Model.CompactionCount
-		sess.Model = next
-		sess.Model.CompactionCount = compaction
+		sess.Model = policy.WithFallbackOwned(sess.Model, next)
 		return nil
 	})
 }
@@ -131,7 +108,7 @@ func (s *Store) CompareAndSetModel(ctx context.Context, key, agent string, expec
 func (s *Store) RollbackModel(ctx context.Context, key string, before, written policy.SessionModel, now time.Time) (Session, error) {
 	return s.UpdateSession(ctx, key, "", now, func(sess *Session) error {
 		rolled := policy.NarrowRollback(sess.Model, before, written)
-		if rolled == sess.Model {
+		if policy.SameFallbackOwned(rolled, sess.Model) {
 			return ErrUnchanged
 		}
 		sess.Model = rolled
@@ -139,36 +116,23 @@ func (s *Store) RollbackModel(ctx context.Context, key string, before, written p
 	})
 }
 
-// SetUserModel is /model: a user's exact choice (source user), optionally with a profile, and a
-// pending live switch for a running reply.
+// SetUserModel is /model: a user's exact choice (policy.UserChoice), optionally with a profile of
+// ref's provider, and a pending live switch for a running reply.
 func (s *Store) SetUserModel(ctx context.Context, key, agent string, ref policy.ModelRef, profile string, now time.Time) (Session, error) {
+	if err := policy.CheckUserChoice(ref, profile); err != nil {
+		return Session{}, err
+	}
 	return s.UpdateSession(ctx, key, agent, now, func(sess *Session) error {
-		m := &sess.Model
-		m.ProviderOverride, m.ModelOverride, m.ModelOverrideSource = ref.Provider, ref.Model, policy.SourceUser
-		m.ModelOverrideFallbackOriginProvider, m.ModelOverrideFallbackOriginModel = "", ""
-		m.ModelOverrideUpdatedAt = now
-		if profile != "" {
-			m.AuthProfileOverride, m.AuthProfileOverrideSource = profile, policy.SourceUser
-			c := m.CompactionCount
-			m.AuthProfileOverrideCompactionCount = &c
-		} else if m.AuthProfileOverride != "" && policy.ProviderOfProfile(m.AuthProfileOverride) != ref.Provider {
-			m.AuthProfileOverride, m.AuthProfileOverrideSource, m.AuthProfileOverrideCompactionCount = "", "", nil
-		}
-		sess.LiveModelSwitchPending = true
+		sess.SessionState = sess.SessionState.ChooseModel(ref, profile, now)
 		return nil
 	})
 }
 
-// ResetSession is /new and /reset: auto overrides, the profile pin, notice state and the
-// compaction count go; a user's model override stays.
+// ResetSession is /new and /reset (policy.SessionState.Reset): auto overrides, the profile pin,
+// notice state and the compaction count go; a user's model override stays.
 func (s *Store) ResetSession(ctx context.Context, key string, now time.Time) (Session, error) {
 	return s.UpdateSession(ctx, key, "", now, func(sess *Session) error {
-		sess.Model = policy.Reset(sess.Model)
-		sess.Notice = policy.NoticeState{}
-		sess.FallbackReason = ""
-		sess.SkipMarks = nil
-		sess.LiveModelSwitchPending = false
-		sess.LastReprobeAt = time.Time{}
+		sess.SessionState = sess.SessionState.Reset()
 		return nil
 	})
 }
@@ -176,53 +140,77 @@ func (s *Store) ResetSession(ctx context.Context, key string, now time.Time) (Se
 // CompactSession bumps the compaction count, which makes an auto profile pin stale.
 func (s *Store) CompactSession(ctx context.Context, key string, now time.Time) (Session, error) {
 	return s.UpdateSession(ctx, key, "", now, func(sess *Session) error {
-		sess.Model.CompactionCount++
+		sess.SessionState = sess.SessionState.Compact()
 		return nil
 	})
 }
 
-// PatchSession is sessions.patch: named fields set by a user. Model fields make the override the
-// user's (source user) and mark a pending live switch. An unknown field is an error naming it.
+// patchFields are the fields sessions.patch sets.
+const patchFields = "model, providerOverride, modelOverride, authProfileOverride"
+
+// PatchSession is sessions.patch: named fields set by a user. Model fields are the user's choice
+// of the model they name, exactly as /model makes it (policy.SessionState.ChooseModel: source
+// user, a pending live switch); "model" (or "modelOverride") "" clears the override. An
+// authProfileOverride alone pins that profile as the user's ("" unpins). An unknown field is an
+// error naming it.
 func (s *Store) PatchSession(ctx context.Context, key, agent string, patch map[string]string, now time.Time) (Session, error) {
-	return s.UpdateSession(ctx, key, agent, now, func(sess *Session) error {
-		m := &sess.Model
-		for k, v := range patch {
-			switch k {
-			case "model":
-				if v == "" {
-					m.ProviderOverride, m.ModelOverride = "", ""
-					continue
-				}
-				ref, err := policy.ParseModelRef(v)
-				if err != nil {
-					return fmt.Errorf("model: %w", err)
-				}
-				m.ProviderOverride, m.ModelOverride = ref.Provider, ref.Model
-			case "providerOverride":
-				m.ProviderOverride = policy.NormalizeProvider(v)
-			case "modelOverride":
-				m.ModelOverride = v
-			case "authProfileOverride":
-				m.AuthProfileOverride = v
-				m.AuthProfileOverrideSource = ""
-				if v != "" {
-					m.AuthProfileOverrideSource = policy.SourceUser
-					c := m.CompactionCount
-					m.AuthProfileOverrideCompactionCount = &c
-				}
-			default:
-				return fmt.Errorf("unknown session field %q (model, providerOverride, modelOverride, authProfileOverride)", k)
-			}
+	for k := range patch {
+		switch k {
+		case "model", "providerOverride", "modelOverride", "authProfileOverride":
+		default:
+			return Session{}, fmt.Errorf("unknown session field %q (%s)", k, patchFields)
 		}
-		if _, ok := patch["model"]; ok || patch["providerOverride"] != "" || patch["modelOverride"] != "" {
-			m.ModelOverrideSource = policy.SourceUser
-			m.ModelOverrideFallbackOriginProvider, m.ModelOverrideFallbackOriginModel = "", ""
-			m.ModelOverrideUpdatedAt = now
-			if m.ModelOverride == "" {
-				m.ModelOverrideSource = ""
+	}
+	return s.UpdateSession(ctx, key, agent, now, func(sess *Session) error {
+		profile, pin := patch["authProfileOverride"]
+		ref, chosen, err := patchedModel(sess.Model, patch)
+		if err != nil {
+			return err
+		}
+		if chosen {
+			if err := policy.CheckUserChoice(ref, profile); err != nil {
+				return fmt.Errorf("authProfileOverride: %w", err)
 			}
-			sess.LiveModelSwitchPending = true
+			sess.SessionState = sess.SessionState.ChooseModel(ref, profile, now)
+		}
+		if pin && (!chosen || profile == "") {
+			sess.Model = policy.UserPin(sess.Model, profile)
 		}
 		return nil
 	})
+}
+
+// patchedModel is the model a patch's model fields choose: "model" (provider/model, or "" for
+// none) first, then providerOverride and modelOverride over the session's or the patch's. chosen
+// is false when the patch names no model field.
+func patchedModel(m policy.SessionModel, patch map[string]string) (ref policy.ModelRef, chosen bool, err error) {
+	provider, model := m.ProviderOverride, m.ModelOverride
+	if v, ok := patch["model"]; ok {
+		chosen, provider, model = true, "", ""
+		if v != "" {
+			r, err := policy.ParseModelRef(v)
+			if err != nil {
+				return policy.ModelRef{}, false, fmt.Errorf("model: %w", err)
+			}
+			provider, model = r.Provider, r.Model
+		}
+	}
+	if v, ok := patch["providerOverride"]; ok {
+		chosen, provider = true, policy.NormalizeProvider(v)
+	}
+	if v, ok := patch["modelOverride"]; ok {
+		chosen, model = true, v
+	}
+	switch {
+	case !chosen || model == "":
+		return policy.ModelRef{}, chosen, nil
+	case provider == "":
+		// Old entries keep "provider/model" in modelOverride alone.
+		r, err := policy.ParseModelRef(model)
+		if err != nil {
+			return policy.ModelRef{}, false, fmt.Errorf("modelOverride %q has no providerOverride: %w", model, err)
+		}
+		return r, true, nil
+	}
+	return policy.ModelRef{Provider: provider, Model: model}, true, nil
 }

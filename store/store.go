@@ -83,21 +83,14 @@ type Profile struct {
 	Manual *ManualDisable `json:"manual,omitempty"`
 }
 
-// Session is a conversation's failover state.
+// Session is a conversation: its key and agent, its failover state (policy.SessionState, whose
+// fields sit at the top level of the stored JSON), and the row's update time and version.
 type Session struct {
-	Key                    string              `json:"key"`
-	Agent                  string              `json:"agent"`
-	Model                  policy.SessionModel `json:"model"`
-	LiveModelSwitchPending bool                `json:"liveModelSwitchPending,omitempty"`
-	Notice                 policy.NoticeState  `json:"notice"`
-	// SkipMarks is the session's auth-failure skip cache (/new clears it).
-	SkipMarks []policy.SkipMark `json:"skipMarks,omitempty"`
-	// FallbackReason is why the active fallback is active (for /status).
-	FallbackReason string `json:"fallbackReason,omitempty"`
-	// LastReprobeAt is when the origin of an auto override was last tried again.
-	LastReprobeAt time.Time `json:"lastReprobeAt,omitzero"`
-	UpdatedAt     time.Time `json:"updatedAt,omitzero"`
-	Version       int64     `json:"version"`
+	Key   string `json:"key"`
+	Agent string `json:"agent"`
+	policy.SessionState
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+	Version   int64     `json:"version"`
 }
 
 // envKeys are the environment variables that appear as provider:env profiles.

@@ -60,10 +60,10 @@ func TestProfilesAndSecrets(t *testing.T) {
 		if list[0].ID != "openai:a" {
 			t.Errorf("order after replace: %+v", list)
 		}
-		if err := s.DeleteProfile(ctx, "main", "x:tok"); err != nil {
+		if err := s.RemoveProfile(ctx, "main", "x:tok"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DeleteProfile(ctx, "main", "x:tok"); !errors.Is(err, ErrNotFound) {
+		if err := s.RemoveProfile(ctx, "main", "x:tok"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("deleting twice: %v", err)
 		}
 	})
@@ -179,7 +179,7 @@ func TestOrderLastGoodAndProbeThrottle(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ok, err := s.TryProbe(ctx, "main", "openai", t0, 30*time.Second)
+				ok, err := s.TryProbe(ctx, "main", "openai", t0)
 				if err != nil {
 					t.Error(err)
 				}
@@ -194,10 +194,10 @@ func TestOrderLastGoodAndProbeThrottle(t *testing.T) {
 		if claimed != 1 {
 			t.Errorf("%d probes claimed the slot, want 1", claimed)
 		}
-		if ok, _ := s.TryProbe(ctx, "main", "openai", t0.Add(29*time.Second), 30*time.Second); ok {
+		if ok, _ := s.TryProbe(ctx, "main", "openai", t0.Add(29*time.Second)); ok {
 			t.Error("a probe inside 30 s")
 		}
-		if ok, _ := s.TryProbe(ctx, "main", "openai", t0.Add(30*time.Second), 30*time.Second); !ok {
+		if ok, _ := s.TryProbe(ctx, "main", "openai", t0.Add(30*time.Second)); !ok {
 			t.Error("no probe after 30 s")
 		}
 		if last, _ := s.LastProbe(ctx, "main", "openai"); !last.Equal(t0.Add(30 * time.Second)) {

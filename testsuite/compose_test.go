@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/config"
 	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
@@ -202,7 +203,7 @@ func TestComposeBatonServicesAreConsistent(t *testing.T) {
 					t.Errorf("%s mounts %s: %v", name, file, err)
 					continue
 				}
-				if _, err := policy.ParseConfig(data); err != nil {
+				if _, err := config.ParseConfig(data); err != nil {
 					t.Errorf("%s: %s: %v", file, name, err)
 				}
 			}
@@ -241,7 +242,7 @@ func TestComposeBatonServicesAreConsistent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := policy.ParseConfig(data)
+	cfg, err := config.ParseConfig(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestComposeBatonServicesAreConsistent(t *testing.T) {
 	}
 	// The real example has an OpenAI and an Anthropic provider and a fallback chain across them.
 	data, _ = os.ReadFile(filepath.Join(root, "examples", "baton.json5"))
-	real, err := policy.ParseConfig(data)
+	real, err := config.ParseConfig(data)
 	if err != nil {
 		t.Fatal(err)
 	}

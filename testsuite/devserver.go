@@ -71,10 +71,20 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// NeedsServer marks a test that needs the Temporal dev server: `make check` (go test -short)
+// skips it; `make test` runs it, and it fails there when the server cannot start.
+func NeedsServer(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the Temporal dev server: `make test` runs it")
+	}
+}
+
 // SharedServer returns the package's dev server, starting it on first use. The test fails if
 // the server cannot start (for example bin/temporal-dev is missing).
 func SharedServer(t testing.TB) *Server {
 	t.Helper()
+	NeedsServer(t)
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if sharedServer == nil && sharedErr == nil {

@@ -15,6 +15,7 @@ import (
 // A server restarted on its --db-filename keeps its workflows and serves at once (the previous
 // run's cluster members are forgotten, not waited out).
 func TestDevServerRestartsOnItsDatabaseFile(t *testing.T) {
+	testsuite.NeedsServer(t)
 	db := filepath.Join(t.TempDir(), "temporal.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -21,6 +21,7 @@ import (
 // The Temporal server restarts (on its database file) while a reply waits on a slow provider:
 // the worker reconnects and the reply completes.
 func TestAReplySurvivesAServerRestart(t *testing.T) {
+	testsuite.NeedsServer(t)
 	hostPort, err := lab.FreeHostPort()
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +91,7 @@ func discardLogger() log.Logger { return logging.Discard }
 // the attempt is run again when the server is back, and it returns the outcome its first run kept
 // instead of buying the answer twice; no fallback, strict or not.
 func TestAnAnswerIsNeverBoughtTwice(t *testing.T) {
+	testsuite.NeedsServer(t)
 	for name, req := range map[string]policy.ReplyRequest{
 		"chain":             {Agent: "main", Session: "away", Message: "hi", NoJitter: true},
 		"fallbacks: [] job": {Agent: "main", Session: "away", Message: "hi", NoJitter: true, Cron: &policy.CronPayload{Model: policy.ModelRef{Provider: "openai", Model: "gpt-5"}, HasFallbacks: true, Fallbacks: []policy.ModelRef{}}},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/workflows"
 )
@@ -16,8 +17,8 @@ const imageCatalogConfig = `{agents: {defaults: {model: {primary: "local/llama",
 func imageTurn(t *testing.T, w *testsuite.World, req policy.ReplyRequest) policy.ReplyRequest {
 	t.Helper()
 	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 9000)...)
-	turn := policy.Turn{Messages: []policy.Message{{Role: policy.RoleUser, Content: []policy.Part{policy.TextPart("what is it?"),
-		{Type: policy.PartImage, MediaType: "image/png", Data: png}}}}}
+	turn := provider.Turn{Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{provider.TextPart("what is it?"),
+		{Type: provider.PartImage, MediaType: "image/png", Data: png}}}}}
 	req, err := workflows.WithTurn(context.Background(), w.Store, req, turn)
 	if err != nil {
 		t.Fatal(err)

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/config"
 	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/lab/fakeprovider"
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 )
 
@@ -38,7 +38,7 @@ func NewWorld(t testing.TB, configSrc string, creds []store.Credential, rules []
 // NewWorldOn is NewWorld on the store at storeURL (a fresh one).
 func NewWorldOn(t testing.TB, storeURL, configSrc string, creds []store.Credential, rules []fakeprovider.Rule) *World {
 	t.Helper()
-	cfg, err := policy.ParseConfig([]byte(configSrc))
+	cfg, err := config.ParseConfig([]byte(configSrc))
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
@@ -79,6 +79,9 @@ const PostgresEnv = "BATON_TEST_POSTGRES"
 // ends. In CI a missing PostgreSQL fails the test; elsewhere it is skipped, saying why.
 func FreshPostgres(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs PostgreSQL: `make test` runs it")
+	}
 	base := os.Getenv(PostgresEnv)
 	if base == "" {
 		if os.Getenv("CI") != "" {

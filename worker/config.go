@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/config"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
@@ -26,7 +27,7 @@ func loadConfigFile(path string) (*policy.Config, time.Time, error) {
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	cfg, err := policy.ParseConfig(data)
+	cfg, err := config.ParseConfig(data)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -88,7 +89,7 @@ func limitsOf(cfg env.Worker, logger *zap.Logger) activities.Limits {
 
 // unreachable names the config's model refs whose provider has neither a models.providers entry
 // nor a profile in the store (main's, or an agent's own).
-func unreachable(ctx context.Context, st *store.Store, cfg *policy.Config) []*policy.ConfigError {
+func unreachable(ctx context.Context, st *store.Store, cfg *policy.Config) []*config.ConfigError {
 	var agents []string
 	for _, a := range cfg.Agents {
 		agents = append(agents, a.ID)
@@ -97,5 +98,5 @@ func unreachable(ctx context.Context, st *store.Store, cfg *policy.Config) []*po
 	if err != nil {
 		return nil // the store's trouble is reported where it matters, not as a config mistake
 	}
-	return cfg.Unreachable(func(p string) bool { return providers[p] })
+	return config.Unreachable(cfg, func(p string) bool { return providers[p] })
 }

@@ -1,6 +1,3 @@
-// Command baton-worker runs baton's workflows and activities. It reads its settings from the
-// environment (see README.md), connects to Temporal, polls BATON_TASK_QUEUE until SIGINT or
-// SIGTERM, then drains: running activities get WorkerStopTimeout to finish.
 package main
 
 import (

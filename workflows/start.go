@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/batonhq/baton/policy"
@@ -72,11 +71,20 @@ type ContentPutter interface {
 	PutContent(ctx context.Context, data []byte) (string, error)
 }
 
-// WithTurn puts turn on req: inline when small, else in the store by reference. A turn that is
-// one user text message travels as Message, as a CLI message always has.
-func WithTurn(ctx context.Context, content ContentPutter, req policy.ReplyRequest, turn policy.Turn) (policy.ReplyRequest, error) {
+// Turn is what WithTurn needs of a model turn (provider.Turn, which this package must not import:
+// the workflow never reads inside a turn, it carries it as JSON).
+type Turn interface {
+	HasImages() bool
+	// PlainMessage reports whether the turn is nothing but one user text message, and its text.
+	PlainMessage() (string, bool)
+	LastUserText() string
+}
+
+// WithTurn puts turn on req: inline (as JSON) when small, else in the store by reference. A turn
+// that is one user text message travels as Message, as a CLI message always has.
+func WithTurn(ctx context.Context, content ContentPutter, req policy.ReplyRequest, turn Turn) (policy.ReplyRequest, error) {
 	req.CarriesImages = turn.HasImages()
-	if text, ok := plainMessage(turn); ok {
+	if text, ok := turn.PlainMessage(); ok {
 		req.Message, req.Turn, req.TurnRef = text, nil, ""
 		return req, nil
 	}
@@ -86,7 +94,7 @@ func WithTurn(ctx context.Context, content ContentPutter, req policy.ReplyReques
 	}
 	req.Message = turn.LastUserText()
 	if len(data) <= InlineTurnMax {
-		req.Turn, req.TurnRef = &turn, ""
+		req.Turn, req.TurnRef = data, ""
 		return req, nil
 	}
 	if content == nil {
@@ -98,17 +106,4 @@ func WithTurn(ctx context.Context, content ContentPutter, req policy.ReplyReques
 	}
 	req.Message, req.Turn, req.TurnRef = "", nil, ref
 	return req, nil
-}
-
-// plainMessage reports whether turn is nothing but one user text message.
-func plainMessage(t policy.Turn) (string, bool) {
-	if len(t.Messages) != 1 || len(t.Tools) > 0 || t.ToolChoice != nil || t.ParallelToolCalls != nil ||
-		!reflect.ValueOf(t.Params).IsZero() || len(t.Extra) > 0 {
-		return "", false
-	}
-	m := t.Messages[0]
-	if m.Role != policy.RoleUser || len(m.Content) != 1 || m.Content[0].Type != policy.PartText || m.Content[0].CacheControl != nil {
-		return "", false
-	}
-	return m.Content[0].Text, true
 }

@@ -29,6 +29,9 @@ func TestTimeout(t *testing.T) {
 // A process started before its server waits for it, saying what it waits for, and connects once
 // the server is up.
 func TestDialWaitsForAServerStartedLater(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Temporal dev server: `make test` runs it")
+	}
 	addr, err := lab.FreeHostPort()
 	if err != nil {
 		t.Fatal(err)

@@ -8,16 +8,16 @@ import (
 	"context"
 	"sync"
 
-	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 )
 
 // Delta is a piece of an answer: text, reasoning text, or one complete tool call.
 type Delta struct {
 	Text      string
 	Reasoning string
-	ToolCall  *policy.ToolCall
+	ToolCall  *provider.ToolCall
 	// ReasoningPart is a whole thinking block with its signature (after its Reasoning deltas).
-	ReasoningPart *policy.Part
+	ReasoningPart *provider.Part
 	// Model is the candidate (provider/model) whose stream it came from.
 	Model string
 }

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 )
 
 // The top-level fields of a messages request that baton reads; every other one (metadata too, of
@@ -39,10 +39,10 @@ func DecodeAnthropic(body []byte) (Request, *Error) {
 type anthropicDecoder struct {
 	top  object
 	loc  *locator
-	turn policy.Turn
+	turn provider.Turn
 }
 
-func (d *anthropicDecoder) add(m policy.Message, paths []partPaths) {
+func (d *anthropicDecoder) add(m provider.Message, paths []partPaths) {
 	d.turn.Messages = append(d.turn.Messages, m)
 	d.loc.parts = append(d.loc.parts, paths)
 }
@@ -90,7 +90,7 @@ func (d *anthropicDecoder) decode() (Request, *Error) {
 	if e != nil {
 		return req, e
 	}
-	d.turn.Wire = policy.WireAnthropic
+	d.turn.Wire = provider.WireAnthropic
 	consumed := anthropicConsumed
 	if keepThinking {
 		consumed = map[string]bool{}
@@ -115,7 +115,7 @@ func (d *anthropicDecoder) system() *Error {
 	if isString(raw) {
 		s, _ := asString(raw, "system")
 		if s != "" {
-			d.add(policy.Message{Role: policy.RoleSystem, Content: []policy.Part{policy.TextPart(s)}}, []partPaths{{}})
+			d.add(provider.Message{Role: provider.RoleSystem, Content: []provider.Part{provider.TextPart(s)}}, []partPaths{{}})
 		}
 		return nil
 	}
@@ -123,7 +123,7 @@ func (d *anthropicDecoder) system() *Error {
 	if e != nil {
 		return BadRequest("system", "system: want a string or an array of text blocks")
 	}
-	var parts []policy.Part
+	var parts []provider.Part
 	var paths []partPaths
 	for k, br := range blocks {
 		bf := fmt.Sprintf("system[%d]", k)
@@ -142,11 +142,11 @@ func (d *anthropicDecoder) system() *Error {
 		if e != nil {
 			return e
 		}
-		parts = append(parts, policy.Part{Type: policy.PartText, Text: text, CacheControl: rawCopy(bo["cache_control"])})
+		parts = append(parts, provider.Part{Type: provider.PartText, Text: text, CacheControl: rawCopy(bo["cache_control"])})
 		paths = append(paths, partPaths{})
 	}
 	if len(parts) > 0 {
-		d.add(policy.Message{Role: policy.RoleSystem, Content: parts}, paths)
+		d.add(provider.Message{Role: provider.RoleSystem, Content: parts}, paths)
 	}
 	return nil
 }
@@ -163,20 +163,20 @@ func (d *anthropicDecoder) message(i int, raw json.RawMessage) *Error {
 	if json.Unmarshal(mo["role"], &role) != nil {
 		return BadRequest(field+".role", "%s.role: want user or assistant", field)
 	}
-	if role != policy.RoleUser && role != policy.RoleAssistant {
+	if role != provider.RoleUser && role != provider.RoleAssistant {
 		return BadRequest(field+".role", "%s.role: %q is not user or assistant", field, role)
 	}
 	content := mo["content"]
 	if isString(content) {
 		s, _ := asString(content, field+".content")
-		d.add(policy.Message{Role: role, Content: []policy.Part{policy.TextPart(s)}}, []partPaths{{}})
+		d.add(provider.Message{Role: role, Content: []provider.Part{provider.TextPart(s)}}, []partPaths{{}})
 		return nil
 	}
 	blocks, e := asArray(content, field+".content")
 	if e != nil || blocks == nil {
 		return BadRequest(field+".content", "%s.content: want a string or an array of content blocks", field)
 	}
-	var parts []policy.Part
+	var parts []provider.Part
 	var paths []partPaths
 	results := 0
 	for j, br := range blocks {
@@ -185,47 +185,47 @@ func (d *anthropicDecoder) message(i int, raw json.RawMessage) *Error {
 		if e != nil {
 			return e
 		}
-		if p.Type == policy.PartToolResult {
-			d.add(policy.Message{Role: policy.RoleTool, Content: []policy.Part{p}}, []partPaths{pp})
+		if p.Type == provider.PartToolResult {
+			d.add(provider.Message{Role: provider.RoleTool, Content: []provider.Part{p}}, []partPaths{pp})
 			results++
 			continue
 		}
 		parts, paths = append(parts, p), append(paths, pp)
 	}
 	if results == 0 || len(parts) > 0 {
-		d.add(policy.Message{Role: role, Content: parts}, paths)
+		d.add(provider.Message{Role: role, Content: parts}, paths)
 	}
 	return nil
 }
 
 // Where each block type may appear ("": either role).
 var anthropicBlockRoles = map[string]string{
-	"text": "", "image": policy.RoleUser, "tool_result": policy.RoleUser,
-	"tool_use": policy.RoleAssistant, "thinking": policy.RoleAssistant, "redacted_thinking": policy.RoleAssistant,
+	"text": "", "image": provider.RoleUser, "tool_result": provider.RoleUser,
+	"tool_use": provider.RoleAssistant, "thinking": provider.RoleAssistant, "redacted_thinking": provider.RoleAssistant,
 }
 
-func anthropicBlock(bf string, raw json.RawMessage, role string) (policy.Part, partPaths, *Error) {
+func anthropicBlock(bf string, raw json.RawMessage, role string) (provider.Part, partPaths, *Error) {
 	bo, e := asObject(raw, bf)
 	if e != nil || bo == nil {
-		return policy.Part{}, partPaths{}, BadRequest(bf, "%s: want a content block {type, …}", bf)
+		return provider.Part{}, partPaths{}, BadRequest(bf, "%s: want a content block {type, …}", bf)
 	}
 	typ, e := asString(bo["type"], bf+".type")
 	if e != nil {
-		return policy.Part{}, partPaths{}, e
+		return provider.Part{}, partPaths{}, e
 	}
 	want, known := anthropicBlockRoles[typ]
 	if !known {
-		return policy.Part{}, partPaths{}, BadRequest(bf, "%s: %q blocks are not supported", bf, typ)
+		return provider.Part{}, partPaths{}, BadRequest(bf, "%s: %q blocks are not supported", bf, typ)
 	}
 	if want != "" && want != role {
-		return policy.Part{}, partPaths{}, BadRequest(bf+".type", "%s.type: %q blocks belong in %s messages", bf, typ, want)
+		return provider.Part{}, partPaths{}, BadRequest(bf+".type", "%s.type: %q blocks belong in %s messages", bf, typ, want)
 	}
 	cache := rawCopy(bo["cache_control"])
 	str := func(key string) (string, *Error) { return asString(bo[key], bf+"."+key) }
 	switch typ {
 	case "text":
 		text, e := str("text")
-		return policy.Part{Type: policy.PartText, Text: text, CacheControl: cache}, partPaths{}, e
+		return provider.Part{Type: provider.PartText, Text: text, CacheControl: cache}, partPaths{}, e
 	case "image":
 		p, pp, e := anthropicImage(bf, bo)
 		p.CacheControl = cache
@@ -233,58 +233,58 @@ func anthropicBlock(bf string, raw json.RawMessage, role string) (policy.Part, p
 	case "tool_use":
 		id, e := str("id")
 		if e != nil {
-			return policy.Part{}, partPaths{}, e
+			return provider.Part{}, partPaths{}, e
 		}
 		if id == "" {
-			return policy.Part{}, partPaths{}, BadRequest(bf+".id", "%s.id: want the tool call's id", bf)
+			return provider.Part{}, partPaths{}, BadRequest(bf+".id", "%s.id: want the tool call's id", bf)
 		}
 		name, e := str("name")
 		if e != nil {
-			return policy.Part{}, partPaths{}, e
+			return provider.Part{}, partPaths{}, e
 		}
 		if name == "" {
-			return policy.Part{}, partPaths{}, BadRequest(bf+".name", "%s.name: want the tool's name", bf)
+			return provider.Part{}, partPaths{}, BadRequest(bf+".name", "%s.name: want the tool's name", bf)
 		}
-		return policy.Part{Type: policy.PartToolCall, CallID: id, Name: name, Arguments: compactJSON(bo["input"]), CacheControl: cache}, partPaths{}, nil
+		return provider.Part{Type: provider.PartToolCall, CallID: id, Name: name, Arguments: compactJSON(bo["input"]), CacheControl: cache}, partPaths{}, nil
 	case "tool_result":
 		id, e := str("tool_use_id")
 		if e != nil {
-			return policy.Part{}, partPaths{}, e
+			return provider.Part{}, partPaths{}, e
 		}
 		isErr, e := asBool(bo["is_error"], bf+".is_error")
 		if e != nil {
-			return policy.Part{}, partPaths{}, e
+			return provider.Part{}, partPaths{}, e
 		}
-		p := policy.Part{Type: policy.PartToolResult, CallID: id, IsError: isErr != nil && *isErr, CacheControl: cache}
+		p := provider.Part{Type: provider.PartToolResult, CallID: id, IsError: isErr != nil && *isErr, CacheControl: cache}
 		pp := partPaths{callID: bf + ".tool_use_id"}
 		content := bo["content"]
 		switch {
 		case isNull(content):
 		case isString(content):
 			if s, _ := asString(content, bf+".content"); s != "" {
-				p.Result, pp.inner = []policy.Part{policy.TextPart(s)}, []partPaths{{}}
+				p.Result, pp.inner = []provider.Part{provider.TextPart(s)}, []partPaths{{}}
 			}
 		default:
 			blocks, e := asArray(content, bf+".content")
 			if e != nil {
-				return policy.Part{}, partPaths{}, BadRequest(bf+".content", "%s.content: want a string or an array of text and image blocks", bf)
+				return provider.Part{}, partPaths{}, BadRequest(bf+".content", "%s.content: want a string or an array of text and image blocks", bf)
 			}
 			for k, ir := range blocks {
 				inf := fmt.Sprintf("%s.content[%d]", bf, k)
 				ib, e := asObject(ir, inf)
 				if e != nil || ib == nil {
-					return policy.Part{}, partPaths{}, BadRequest(inf, "%s: want a text or image block", inf)
+					return provider.Part{}, partPaths{}, BadRequest(inf, "%s: want a text or image block", inf)
 				}
 				ityp, e := asString(ib["type"], inf+".type")
 				if e != nil {
-					return policy.Part{}, partPaths{}, e
+					return provider.Part{}, partPaths{}, e
 				}
 				if ityp != "text" && ityp != "image" {
-					return policy.Part{}, partPaths{}, BadRequest(inf, "%s: %q blocks are not supported in a tool result (text, image)", inf, ityp)
+					return provider.Part{}, partPaths{}, BadRequest(inf, "%s: %q blocks are not supported in a tool result (text, image)", inf, ityp)
 				}
-				ip, ipp, e := anthropicBlock(inf, ir, policy.RoleUser)
+				ip, ipp, e := anthropicBlock(inf, ir, provider.RoleUser)
 				if e != nil {
-					return policy.Part{}, partPaths{}, e
+					return provider.Part{}, partPaths{}, e
 				}
 				p.Result, pp.inner = append(p.Result, ip), append(pp.inner, ipp)
 			}
@@ -293,55 +293,55 @@ func anthropicBlock(bf string, raw json.RawMessage, role string) (policy.Part, p
 	case "thinking":
 		text, e := str("thinking")
 		if e != nil {
-			return policy.Part{}, partPaths{}, e
+			return provider.Part{}, partPaths{}, e
 		}
 		sig, e := str("signature")
-		return policy.Part{Type: policy.PartReasoning, Text: text, Signature: sig}, partPaths{}, e
+		return provider.Part{Type: provider.PartReasoning, Text: text, Signature: sig}, partPaths{}, e
 	default: // redacted_thinking
 		data, e := str("data")
-		return policy.Part{Type: policy.PartReasoning, Redacted: data}, partPaths{}, e
+		return provider.Part{Type: provider.PartReasoning, Redacted: data}, partPaths{}, e
 	}
 }
 
-func anthropicImage(bf string, bo object) (policy.Part, partPaths, *Error) {
+func anthropicImage(bf string, bo object) (provider.Part, partPaths, *Error) {
 	sf := bf + ".source"
 	src, e := asObject(bo["source"], sf)
 	if e != nil || src == nil {
-		return policy.Part{}, partPaths{}, BadRequest(sf, "%s: want {type: \"base64\", media_type, data} or {type: \"url\", url}", sf)
+		return provider.Part{}, partPaths{}, BadRequest(sf, "%s: want {type: \"base64\", media_type, data} or {type: \"url\", url}", sf)
 	}
 	typ, e := asString(src["type"], sf+".type")
 	if e != nil {
-		return policy.Part{}, partPaths{}, e
+		return provider.Part{}, partPaths{}, e
 	}
 	switch typ {
 	case "base64":
 		mt, e := asString(src["media_type"], sf+".media_type")
 		if e != nil {
-			return policy.Part{}, partPaths{}, e
+			return provider.Part{}, partPaths{}, e
 		}
-		if !policy.IsImageType(mt) {
-			return policy.Part{}, partPaths{}, BadRequest(sf+".media_type", "%s.media_type: %q is not an image type (image/png, image/jpeg, image/gif, image/webp)", sf, mt)
+		if !provider.IsImageType(mt) {
+			return provider.Part{}, partPaths{}, BadRequest(sf+".media_type", "%s.media_type: %q is not an image type (image/png, image/jpeg, image/gif, image/webp)", sf, mt)
 		}
 		s, e := asString(src["data"], sf+".data")
 		if e != nil {
-			return policy.Part{}, partPaths{}, e
+			return provider.Part{}, partPaths{}, e
 		}
-		data, err := policy.DecodeImageBase64(s)
+		data, err := provider.DecodeImageBase64(s)
 		if err != nil {
-			return policy.Part{}, partPaths{}, BadRequest(sf+".data", "%s.data: %v", sf, err)
+			return provider.Part{}, partPaths{}, BadRequest(sf+".data", "%s.data: %v", sf, err)
 		}
-		return policy.Part{Type: policy.PartImage, MediaType: mt, Data: data}, partPaths{image: sf + ".data", mediaType: sf + ".media_type"}, nil
+		return provider.Part{Type: provider.PartImage, MediaType: mt, Data: data}, partPaths{image: sf + ".data", mediaType: sf + ".media_type"}, nil
 	case "url":
 		url, e := asString(src["url"], sf+".url")
 		if e != nil {
-			return policy.Part{}, partPaths{}, e
+			return provider.Part{}, partPaths{}, e
 		}
 		if lower := strings.ToLower(url); !strings.HasPrefix(lower, "https://") && !strings.HasPrefix(lower, "http://") {
-			return policy.Part{}, partPaths{}, BadRequest(sf+".url", "%s.url: want an http(s) URL", sf)
+			return provider.Part{}, partPaths{}, BadRequest(sf+".url", "%s.url: want an http(s) URL", sf)
 		}
-		return policy.Part{Type: policy.PartImage, URL: url}, partPaths{image: sf + ".url"}, nil
+		return provider.Part{Type: provider.PartImage, URL: url}, partPaths{image: sf + ".url"}, nil
 	}
-	return policy.Part{}, partPaths{}, BadRequest(sf+".type", "%s.type: %q image sources are not supported (base64, url)", sf, typ)
+	return provider.Part{}, partPaths{}, BadRequest(sf+".type", "%s.type: %q image sources are not supported (base64, url)", sf, typ)
 }
 
 func (d *anthropicDecoder) tools() *Error {
@@ -362,7 +362,7 @@ func (d *anthropicDecoder) tools() *Error {
 		if typ != "" && typ != "custom" {
 			return BadRequest(tf, "%s: %q server tools are not supported", tf, typ)
 		}
-		var t policy.Tool
+		var t provider.Tool
 		if t.Name, e = asString(to["name"], tf+".name"); e != nil {
 			return e
 		}
@@ -390,11 +390,11 @@ func (d *anthropicDecoder) tools() *Error {
 	}
 	switch typ {
 	case "auto":
-		d.turn.ToolChoice = &policy.ToolChoice{Type: policy.ToolChoiceAuto}
+		d.turn.ToolChoice = &provider.ToolChoice{Type: provider.ToolChoiceAuto}
 	case "any":
-		d.turn.ToolChoice = &policy.ToolChoice{Type: policy.ToolChoiceRequired}
+		d.turn.ToolChoice = &provider.ToolChoice{Type: provider.ToolChoiceRequired}
 	case "none":
-		d.turn.ToolChoice = &policy.ToolChoice{Type: policy.ToolChoiceNone}
+		d.turn.ToolChoice = &provider.ToolChoice{Type: provider.ToolChoiceNone}
 	case "tool":
 		name, e := asString(tc["name"], "tool_choice.name")
 		if e != nil {
@@ -403,7 +403,7 @@ func (d *anthropicDecoder) tools() *Error {
 		if name == "" {
 			return BadRequest("tool_choice.name", "tool_choice.name: want the name of one of the tools")
 		}
-		d.turn.ToolChoice = &policy.ToolChoice{Type: policy.ToolChoiceNamed, Name: name}
+		d.turn.ToolChoice = &provider.ToolChoice{Type: provider.ToolChoiceNamed, Name: name}
 	default:
 		return BadRequest("tool_choice.type", "tool_choice.type: %q is not auto, any, tool or none", typ)
 	}
@@ -479,7 +479,7 @@ type anthropicUsage struct {
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 }
 
-func anthropicUsageOf(u policy.Usage) anthropicUsage {
+func anthropicUsageOf(u provider.Usage) anthropicUsage {
 	return anthropicUsage{InputTokens: max(0, u.Input-u.CachedInput), OutputTokens: u.Output, CacheReadInputTokens: u.CachedInput}
 }
 
@@ -497,11 +497,11 @@ type anthropicMessage struct {
 // anthropicStopReason is a finish reason in Anthropic's words.
 func anthropicStopReason(reason string, toolCalls bool) string {
 	switch finishReason(reason, toolCalls) {
-	case policy.FinishLength:
+	case provider.FinishLength:
 		return "max_tokens"
-	case policy.FinishToolCalls:
+	case provider.FinishToolCalls:
 		return "tool_use"
-	case policy.FinishContentFilter:
+	case provider.FinishContentFilter:
 		return "refusal"
 	}
 	return "end_turn"
@@ -517,7 +517,7 @@ func toolInput(args string) json.RawMessage {
 	return b.Bytes()
 }
 
-func reasoningBlock(p policy.Part) anthropicContent {
+func reasoningBlock(p provider.Part) anthropicContent {
 	if p.Redacted != "" {
 		return anthropicContent{Type: "redacted_thinking", Data: p.Redacted}
 	}
@@ -557,7 +557,7 @@ type AnthropicStream struct {
 	w             io.Writer
 	flush         func()
 	id, model     string
-	input         policy.Usage
+	input         provider.Usage
 	started, done bool
 	err           error
 	blocks        int         // blocks started
@@ -570,7 +570,7 @@ type AnthropicStream struct {
 
 // NewAnthropicStream is a stream writer to w; flush (may be nil) is called after each event;
 // inputUsage is the usage message_start reports.
-func NewAnthropicStream(w io.Writer, flush func(), id, model string, inputUsage policy.Usage) *AnthropicStream {
+func NewAnthropicStream(w io.Writer, flush func(), id, model string, inputUsage provider.Usage) *AnthropicStream {
 	return &AnthropicStream{w: w, flush: flush, id: id, model: model, input: inputUsage, open: -1, openTool: -1, toolBlocks: map[int]int{}}
 }
 
@@ -625,7 +625,7 @@ func (s *AnthropicStream) begin() bool {
 	if !s.started {
 		s.started = true
 		s.event("message_start", anthropicEvent{Type: "message_start", Message: &anthropicMessage{ID: s.id, Type: "message", Role: "assistant",
-			Model: s.model, Content: []anthropicContent{}, Usage: anthropicUsageOf(policy.Usage{Input: s.input.Input, CachedInput: s.input.CachedInput})}})
+			Model: s.model, Content: []anthropicContent{}, Usage: anthropicUsageOf(provider.Usage{Input: s.input.Input, CachedInput: s.input.CachedInput})}})
 		s.event("ping", anthropicEvent{Type: "ping"})
 	}
 	return true
@@ -739,7 +739,7 @@ func (s *AnthropicStream) ToolArgs(index int, delta string) {
 
 // Finish closes the open blocks and ends the message with its stop reason (end_turn, or tool_use
 // after tool calls, when empty) and usage.
-func (s *AnthropicStream) Finish(reason string, usage policy.Usage) {
+func (s *AnthropicStream) Finish(reason string, usage provider.Usage) {
 	if !s.begin() {
 		return
 	}

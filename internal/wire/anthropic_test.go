@@ -11,7 +11,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
-	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 )
 
 func fullAnthropicParams() anthropic.MessageNewParams {
@@ -77,37 +77,37 @@ func TestDecodeAnthropic(t *testing.T) {
 		t.Errorf("fallbacks = %v", req.Fallbacks)
 	}
 	cc := json.RawMessage(`{"type":"ephemeral"}`)
-	want := policy.Turn{
-		Messages: []policy.Message{
-			{Role: policy.RoleSystem, Content: []policy.Part{{Type: policy.PartText, Text: "You are terse.", CacheControl: cc}, policy.TextPart("Answer in English.")}},
-			{Role: policy.RoleUser, Content: []policy.Part{
-				policy.TextPart("What is this, and the weather?"),
-				{Type: policy.PartImage, MediaType: "image/png", Data: pngData},
-				{Type: policy.PartImage, URL: "https://example.com/cat.jpg"},
+	want := provider.Turn{
+		Messages: []provider.Message{
+			{Role: provider.RoleSystem, Content: []provider.Part{{Type: provider.PartText, Text: "You are terse.", CacheControl: cc}, provider.TextPart("Answer in English.")}},
+			{Role: provider.RoleUser, Content: []provider.Part{
+				provider.TextPart("What is this, and the weather?"),
+				{Type: provider.PartImage, MediaType: "image/png", Data: pngData},
+				{Type: provider.PartImage, URL: "https://example.com/cat.jpg"},
 			}},
-			{Role: policy.RoleAssistant, Content: []policy.Part{
-				{Type: policy.PartReasoning, Text: "The user wants two things.", Signature: "sig-1"},
-				{Type: policy.PartReasoning, Redacted: "opaque-data"},
-				policy.TextPart("Checking."),
-				{Type: policy.PartToolCall, CallID: "toolu_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
-				{Type: policy.PartToolCall, CallID: "toolu_2", Name: "snapshot", Arguments: `{}`},
+			{Role: provider.RoleAssistant, Content: []provider.Part{
+				{Type: provider.PartReasoning, Text: "The user wants two things.", Signature: "sig-1"},
+				{Type: provider.PartReasoning, Redacted: "opaque-data"},
+				provider.TextPart("Checking."),
+				{Type: provider.PartToolCall, CallID: "toolu_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+				{Type: provider.PartToolCall, CallID: "toolu_2", Name: "snapshot", Arguments: `{}`},
 			}},
-			{Role: policy.RoleTool, Content: []policy.Part{{Type: policy.PartToolResult, CallID: "toolu_1", Result: []policy.Part{policy.TextPart("21°C")}}}},
-			{Role: policy.RoleTool, Content: []policy.Part{{Type: policy.PartToolResult, CallID: "toolu_2", IsError: true, CacheControl: cc, Result: []policy.Part{
-				policy.TextPart("camera offline; last frame:"), {Type: policy.PartImage, MediaType: "image/jpeg", Data: jpegData},
+			{Role: provider.RoleTool, Content: []provider.Part{{Type: provider.PartToolResult, CallID: "toolu_1", Result: []provider.Part{provider.TextPart("21°C")}}}},
+			{Role: provider.RoleTool, Content: []provider.Part{{Type: provider.PartToolResult, CallID: "toolu_2", IsError: true, CacheControl: cc, Result: []provider.Part{
+				provider.TextPart("camera offline; last frame:"), {Type: provider.PartImage, MediaType: "image/jpeg", Data: jpegData},
 			}}}},
-			{Role: policy.RoleUser, Content: []policy.Part{policy.TextPart("Thanks.")}},
+			{Role: provider.RoleUser, Content: []provider.Part{provider.TextPart("Thanks.")}},
 		},
-		Tools: []policy.Tool{
+		Tools: []provider.Tool{
 			{Name: "get_weather", Description: "The weather in a city", Strict: ptr(true), CacheControl: cc,
 				Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
 			{Name: "snapshot", Schema: json.RawMessage(`{"type":"object","properties":{}}`)},
 		},
-		ToolChoice:        &policy.ToolChoice{Type: policy.ToolChoiceNamed, Name: "get_weather"},
+		ToolChoice:        &provider.ToolChoice{Type: provider.ToolChoiceNamed, Name: "get_weather"},
 		ParallelToolCalls: ptr(false),
-		Params: policy.Params{Temperature: ptr(0.5), TopP: ptr(0.8), MaxTokens: ptr(int64(1024)), Stop: []string{"END"},
+		Params: provider.Params{Temperature: ptr(0.5), TopP: ptr(0.8), MaxTokens: ptr(int64(1024)), Stop: []string{"END"},
 			ThinkingBudget: ptr(int64(2048))},
-		Wire: policy.WireAnthropic,
+		Wire: provider.WireAnthropic,
 		Extra: map[string]json.RawMessage{"metadata": json.RawMessage(`{"user_id":"session-a"}`), "top_k": json.RawMessage(`40`),
 			"service_tier": json.RawMessage(`"standard_only"`)},
 	}
@@ -120,23 +120,23 @@ func TestDecodeAnthropicForms(t *testing.T) {
 		want       func(t *testing.T, r Request)
 	}{
 		{"string system and content, no max_tokens", `{"model":"a/b","system":"Be kind.","messages":[{"role":"user","content":"hi"}]}`, func(t *testing.T, r Request) {
-			sameJSON(t, "messages", r.Turn.Messages, []policy.Message{
-				{Role: policy.RoleSystem, Content: []policy.Part{policy.TextPart("Be kind.")}},
-				{Role: policy.RoleUser, Content: []policy.Part{policy.TextPart("hi")}},
+			sameJSON(t, "messages", r.Turn.Messages, []provider.Message{
+				{Role: provider.RoleSystem, Content: []provider.Part{provider.TextPart("Be kind.")}},
+				{Role: provider.RoleUser, Content: []provider.Part{provider.TextPart("hi")}},
 			})
 			if r.Turn.Params.MaxTokens != nil || r.Turn.Extra != nil {
 				t.Errorf("turn = %+v", r.Turn)
 			}
 		}},
 		{"tool choices", `{"model":"a/b","messages":[{"role":"user","content":"hi"}],"tool_choice":{"type":"any"}}`, func(t *testing.T, r Request) {
-			if r.Turn.ToolChoice == nil || r.Turn.ToolChoice.Type != policy.ToolChoiceRequired || r.Turn.ParallelToolCalls != nil {
+			if r.Turn.ToolChoice == nil || r.Turn.ToolChoice.Type != provider.ToolChoiceRequired || r.Turn.ParallelToolCalls != nil {
 				t.Errorf("tool choice = %+v, parallel %v", r.Turn.ToolChoice, r.Turn.ParallelToolCalls)
 			}
 		}},
 		{"only tool results", `{"model":"a/b","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{"a": 1}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]}]}`, func(t *testing.T, r Request) {
-			sameJSON(t, "messages", r.Turn.Messages, []policy.Message{
-				{Role: policy.RoleAssistant, Content: []policy.Part{{Type: policy.PartToolCall, CallID: "t1", Name: "f", Arguments: `{"a":1}`}}},
-				{Role: policy.RoleTool, Content: []policy.Part{{Type: policy.PartToolResult, CallID: "t1"}}},
+			sameJSON(t, "messages", r.Turn.Messages, []provider.Message{
+				{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartToolCall, CallID: "t1", Name: "f", Arguments: `{"a":1}`}}},
+				{Role: provider.RoleTool, Content: []provider.Part{{Type: provider.PartToolResult, CallID: "t1"}}},
 			})
 		}},
 		{"adaptive thinking goes to Extra", `{"model":"a/b","messages":[{"role":"user","content":"hi"}],"thinking":{"type":"adaptive"}}`, func(t *testing.T, r Request) {
@@ -219,10 +219,10 @@ func TestDecodeAnthropicRefusals(t *testing.T) {
 	}
 }
 
-func testAnthropicAnswer() policy.Answer {
+func testAnthropicAnswer() provider.Answer {
 	a := testAnswer()
-	a.Reasoning = append(a.Reasoning, policy.Part{Type: policy.PartReasoning, Redacted: "opaque"},
-		policy.Part{Type: policy.PartReasoning, Text: strings.Repeat("more thought ", 10), Signature: "sig-2"})
+	a.Reasoning = append(a.Reasoning, provider.Part{Type: provider.PartReasoning, Redacted: "opaque"},
+		provider.Part{Type: provider.PartReasoning, Text: strings.Repeat("more thought ", 10), Signature: "sig-2"})
 	return a
 }
 
@@ -281,14 +281,14 @@ func TestAnthropicResponse(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		answer policy.Answer
+		answer provider.Answer
 		stop   anthropic.StopReason
 		json   string
 	}{
-		{policy.Answer{Text: "hi"}, anthropic.StopReasonEndTurn, `"content":[{"type":"text","text":"hi"}]`},
-		{policy.Answer{Text: "hi", FinishReason: policy.FinishLength}, anthropic.StopReasonMaxTokens, ``},
-		{policy.Answer{FinishReason: policy.FinishContentFilter}, anthropic.StopReasonRefusal, `"content":[{"type":"text","text":""}]`},
-		{policy.Answer{ToolCalls: []policy.ToolCall{{ID: "t", Name: "f", Arguments: "not json"}}}, anthropic.StopReasonToolUse, `"content":[{"type":"tool_use","id":"t","name":"f","input":{}}]`},
+		{provider.Answer{Text: "hi"}, anthropic.StopReasonEndTurn, `"content":[{"type":"text","text":"hi"}]`},
+		{provider.Answer{Text: "hi", FinishReason: provider.FinishLength}, anthropic.StopReasonMaxTokens, ``},
+		{provider.Answer{FinishReason: provider.FinishContentFilter}, anthropic.StopReasonRefusal, `"content":[{"type":"text","text":""}]`},
+		{provider.Answer{ToolCalls: []provider.ToolCall{{ID: "t", Name: "f", Arguments: "not json"}}}, anthropic.StopReasonToolUse, `"content":[{"type":"tool_use","id":"t","name":"f","input":{}}]`},
 	} {
 		raw := AnthropicResponse(Reply{ID: "x", Answer: tc.answer})
 		var m anthropic.Message
@@ -317,7 +317,7 @@ func TestAnthropicStream(t *testing.T) {
 	a := testAnthropicAnswer()
 	var buf bytes.Buffer
 	flushes := 0
-	s := NewAnthropicStream(&buf, func() { flushes++ }, "msg_1", "anthropic/claude-sonnet-4-5", policy.Usage{Input: 120, CachedInput: 100})
+	s := NewAnthropicStream(&buf, func() { flushes++ }, "msg_1", "anthropic/claude-sonnet-4-5", provider.Usage{Input: 120, CachedInput: 100})
 	StreamAnswer(s, a)
 	s.Text("after the end") // ignored
 	if !strings.HasPrefix(buf.String(), "event: message_start\n") || !strings.Contains(buf.String(), "event: ping\n") ||
@@ -345,7 +345,7 @@ func TestAnthropicStream(t *testing.T) {
 
 	// An empty answer still has a text block, as the response does.
 	buf.Reset()
-	StreamAnswer(NewAnthropicStream(&buf, nil, "m", "x", policy.Usage{}), policy.Answer{})
+	StreamAnswer(NewAnthropicStream(&buf, nil, "m", "x", provider.Usage{}), provider.Answer{})
 	got, _, err = readAnthropicStream(t, buf.Bytes())
 	if err != nil || len(got.Content) != 1 || got.Content[0].Type != "text" || got.StopReason != anthropic.StopReasonEndTurn {
 		t.Errorf("empty answer: %+v (%v)", got, err)
@@ -354,7 +354,7 @@ func TestAnthropicStream(t *testing.T) {
 
 func TestAnthropicStreamInterleaved(t *testing.T) {
 	var buf bytes.Buffer
-	s := NewAnthropicStream(&buf, nil, "msg", "m", policy.Usage{Input: 5})
+	s := NewAnthropicStream(&buf, nil, "msg", "m", provider.Usage{Input: 5})
 	s.Text("a")
 	s.ToolCall(0, "t0", "f")
 	s.ToolArgs(0, `{"x":`)
@@ -362,7 +362,7 @@ func TestAnthropicStreamInterleaved(t *testing.T) {
 	s.ToolArgs(0, `1}`) // its block is still open
 	s.Thinking("hm")
 	s.Text("c")
-	s.Finish("", policy.Usage{Input: 5, Output: 3})
+	s.Finish("", provider.Usage{Input: 5, Output: 3})
 	got, _, err := readAnthropicStream(t, buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -378,10 +378,10 @@ func TestAnthropicStreamInterleaved(t *testing.T) {
 
 func TestAnthropicStreamError(t *testing.T) {
 	var buf bytes.Buffer
-	s := NewAnthropicStream(&buf, nil, "msg", "m", policy.Usage{})
+	s := NewAnthropicStream(&buf, nil, "msg", "m", provider.Usage{})
 	s.Text("partial")
 	s.Error(&Error{Status: 503, Type: "server_error", Message: "no candidate answered"})
-	s.Finish("stop", policy.Usage{}) // ignored
+	s.Finish("stop", provider.Usage{}) // ignored
 	if strings.Contains(buf.String(), "message_stop") || !strings.Contains(buf.String(), "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"no candidate answered\"}}\n\n") {
 		t.Fatalf("stream:\n%s", buf.String())
 	}
@@ -436,10 +436,10 @@ func FuzzDecodeAnthropic(f *testing.F) {
 			}
 			return
 		}
-		if strings.TrimSpace(req.Model) == "" || len(req.Turn.Messages) == 0 || req.Turn.Wire != policy.WireAnthropic {
+		if strings.TrimSpace(req.Model) == "" || len(req.Turn.Messages) == 0 || req.Turn.Wire != provider.WireAnthropic {
 			t.Fatalf("accepted %+v", req)
 		}
-		if te := policy.CheckTurn(req.Turn); te != nil {
+		if te := provider.CheckTurn(req.Turn); te != nil {
 			t.Fatalf("accepted a turn CheckTurn refuses: %v", te)
 		}
 	})

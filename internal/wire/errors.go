@@ -1,6 +1,6 @@
 // Package wire translates between the wire formats callers speak (OpenAI's chat completions,
-// Anthropic's messages) and baton's turn model (policy.Turn, policy.Answer). It does no I/O beyond
-// writing to the http.ResponseWriter or io.Writer it is given.
+// Anthropic's messages) and baton's turn model (provider.Turn, provider.Answer). It does no I/O
+// beyond writing to the http.ResponseWriter or io.Writer it is given.
 package wire
 
 import (

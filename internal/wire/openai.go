@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 )
 
 // The top-level fields of a chat completion request that baton reads; every other one goes to
@@ -41,7 +41,7 @@ func DecodeOpenAI(body []byte) (Request, *Error) {
 type openAIDecoder struct {
 	top  object
 	loc  *locator
-	turn policy.Turn
+	turn provider.Turn
 }
 
 func (d *openAIDecoder) decode() (Request, *Error) {
@@ -97,7 +97,7 @@ func (d *openAIDecoder) decode() (Request, *Error) {
 	if e := d.params(); e != nil {
 		return req, e
 	}
-	d.turn.Wire = policy.WireOpenAI
+	d.turn.Wire = provider.WireOpenAI
 	d.turn.Extra = extra(d.top, openAIConsumed)
 	if e := d.loc.check(d.turn); e != nil {
 		return req, e
@@ -106,7 +106,7 @@ func (d *openAIDecoder) decode() (Request, *Error) {
 	return req, nil
 }
 
-func (d *openAIDecoder) add(m policy.Message, paths []partPaths) {
+func (d *openAIDecoder) add(m provider.Message, paths []partPaths) {
 	d.turn.Messages = append(d.turn.Messages, m)
 	d.loc.parts = append(d.loc.parts, paths)
 }
@@ -123,7 +123,7 @@ func (d *openAIDecoder) message(i int, raw json.RawMessage) *Error {
 	}
 	content := mo["content"]
 	switch role {
-	case policy.RoleSystem, policy.RoleDeveloper, policy.RoleUser:
+	case provider.RoleSystem, provider.RoleDeveloper, provider.RoleUser:
 		if isNull(content) {
 			return BadRequest(field+".content", "%s.content: want a string or an array of content parts", field)
 		}
@@ -131,10 +131,10 @@ func (d *openAIDecoder) message(i int, raw json.RawMessage) *Error {
 		if e != nil {
 			return e
 		}
-		d.add(policy.Message{Role: role, Content: parts}, paths)
-	case policy.RoleAssistant:
+		d.add(provider.Message{Role: role, Content: parts}, paths)
+	case provider.RoleAssistant:
 		return d.assistant(field, mo)
-	case policy.RoleTool:
+	case provider.RoleTool:
 		callID, e := asString(mo["tool_call_id"], field+".tool_call_id")
 		if e != nil {
 			return e
@@ -142,19 +142,19 @@ func (d *openAIDecoder) message(i int, raw json.RawMessage) *Error {
 		if callID == "" {
 			return BadRequest(field+".tool_call_id", "%s.tool_call_id: want the id of the tool call this message answers", field)
 		}
-		var result []policy.Part
+		var result []provider.Part
 		if !isNull(content) {
 			parts, _, e := openAIParts(field+".content", content, role)
 			if e != nil {
 				return e
 			}
 			for _, p := range parts {
-				if p.Type != policy.PartText || p.Text != "" {
+				if p.Type != provider.PartText || p.Text != "" {
 					result = append(result, p)
 				}
 			}
 		}
-		d.add(policy.Message{Role: policy.RoleTool, Content: []policy.Part{{Type: policy.PartToolResult, CallID: callID, Result: result}}},
+		d.add(provider.Message{Role: provider.RoleTool, Content: []provider.Part{{Type: provider.PartToolResult, CallID: callID, Result: result}}},
 			[]partPaths{{callID: field + ".tool_call_id"}})
 	default:
 		return BadRequest(field+".role", "%s.role: %q is not system, developer, user, assistant or tool", field, role)
@@ -168,22 +168,22 @@ func (d *openAIDecoder) assistant(field string, mo object) *Error {
 			return BadRequest(field+"."+k, "%s.%s: not supported (baton keeps text, tool_calls and reasoning_content)", field, k)
 		}
 	}
-	var parts []policy.Part
+	var parts []provider.Part
 	var paths []partPaths
 	reasoning, e := asString(mo["reasoning_content"], field+".reasoning_content")
 	if e != nil {
 		return e
 	}
 	if reasoning != "" {
-		parts, paths = append(parts, policy.Part{Type: policy.PartReasoning, Text: reasoning}), append(paths, partPaths{})
+		parts, paths = append(parts, provider.Part{Type: provider.PartReasoning, Text: reasoning}), append(paths, partPaths{})
 	}
 	if content := mo["content"]; !isNull(content) {
-		cp, cpaths, e := openAIParts(field+".content", content, policy.RoleAssistant)
+		cp, cpaths, e := openAIParts(field+".content", content, provider.RoleAssistant)
 		if e != nil {
 			return e
 		}
 		for k, p := range cp {
-			if p.Type == policy.PartText && p.Text == "" {
+			if p.Type == provider.PartText && p.Text == "" {
 				continue
 			}
 			parts, paths = append(parts, p), append(paths, cpaths[k])
@@ -194,7 +194,7 @@ func (d *openAIDecoder) assistant(field string, mo object) *Error {
 		return e
 	}
 	if refusal != "" {
-		parts, paths = append(parts, policy.TextPart(refusal)), append(paths, partPaths{})
+		parts, paths = append(parts, provider.TextPart(refusal)), append(paths, partPaths{})
 	}
 	calls, e := asArray(mo["tool_calls"], field+".tool_calls")
 	if e != nil {
@@ -238,28 +238,28 @@ func (d *openAIDecoder) assistant(field string, mo object) *Error {
 		if e != nil {
 			return e
 		}
-		parts = append(parts, policy.Part{Type: policy.PartToolCall, CallID: id, Name: name, Arguments: args})
+		parts = append(parts, provider.Part{Type: provider.PartToolCall, CallID: id, Name: name, Arguments: args})
 		paths = append(paths, partPaths{})
 	}
-	d.add(policy.Message{Role: policy.RoleAssistant, Content: parts}, paths)
+	d.add(provider.Message{Role: provider.RoleAssistant, Content: parts}, paths)
 	return nil
 }
 
 // openAIParts reads a message's content: a string, or an array of content parts (images only in
 // user messages, refusals only in assistant messages).
-func openAIParts(field string, raw json.RawMessage, role string) ([]policy.Part, []partPaths, *Error) {
+func openAIParts(field string, raw json.RawMessage, role string) ([]provider.Part, []partPaths, *Error) {
 	if isString(raw) {
 		s, e := asString(raw, field)
 		if e != nil {
 			return nil, nil, e
 		}
-		return []policy.Part{policy.TextPart(s)}, []partPaths{{}}, nil
+		return []provider.Part{provider.TextPart(s)}, []partPaths{{}}, nil
 	}
 	arr, e := asArray(raw, field)
 	if e != nil || arr == nil {
 		return nil, nil, BadRequest(field, "%s: want a string or an array of content parts", field)
 	}
-	var parts []policy.Part
+	var parts []provider.Part
 	var paths []partPaths
 	for j, pr := range arr {
 		pf := fmt.Sprintf("%s[%d]", field, j)
@@ -277,23 +277,23 @@ func openAIParts(field string, raw json.RawMessage, role string) ([]policy.Part,
 			if e != nil {
 				return nil, nil, e
 			}
-			parts = append(parts, policy.Part{Type: policy.PartText, Text: text, CacheControl: rawCopy(po["cache_control"])})
+			parts = append(parts, provider.Part{Type: provider.PartText, Text: text, CacheControl: rawCopy(po["cache_control"])})
 			paths = append(paths, partPaths{})
-		case typ == "refusal" && role == policy.RoleAssistant:
+		case typ == "refusal" && role == provider.RoleAssistant:
 			text, e := asString(po["refusal"], pf+".refusal")
 			if e != nil {
 				return nil, nil, e
 			}
-			parts = append(parts, policy.TextPart(text))
+			parts = append(parts, provider.TextPart(text))
 			paths = append(paths, partPaths{})
-		case typ == "image_url" && role == policy.RoleUser:
+		case typ == "image_url" && role == provider.RoleUser:
 			p, e := openAIImage(pf, po)
 			if e != nil {
 				return nil, nil, e
 			}
 			parts = append(parts, p)
 			paths = append(paths, partPaths{image: pf + ".image_url.url"})
-		case (typ == "input_audio" || typ == "file") && role == policy.RoleUser:
+		case (typ == "input_audio" || typ == "file") && role == provider.RoleUser:
 			return nil, nil, BadRequest(pf, "%s: %s parts are not supported", pf, typ)
 		case typ == "image_url" || typ == "input_audio" || typ == "file" || typ == "refusal":
 			return nil, nil, BadRequest(pf+".type", "%s.type: %q parts are not allowed in a %s message", pf, typ, role)
@@ -304,36 +304,36 @@ func openAIParts(field string, raw json.RawMessage, role string) ([]policy.Part,
 	return parts, paths, nil
 }
 
-func openAIImage(pf string, po object) (policy.Part, *Error) {
+func openAIImage(pf string, po object) (provider.Part, *Error) {
 	iu, e := asObject(po["image_url"], pf+".image_url")
 	if e != nil {
-		return policy.Part{}, e
+		return provider.Part{}, e
 	}
 	if iu == nil {
-		return policy.Part{}, BadRequest(pf+".image_url", "%s.image_url: want {url, detail}", pf)
+		return provider.Part{}, BadRequest(pf+".image_url", "%s.image_url: want {url, detail}", pf)
 	}
 	url, e := asString(iu["url"], pf+".image_url.url")
 	if e != nil {
-		return policy.Part{}, e
+		return provider.Part{}, e
 	}
 	detail, e := asString(iu["detail"], pf+".image_url.detail")
 	if e != nil {
-		return policy.Part{}, e
+		return provider.Part{}, e
 	}
 	uf := pf + ".image_url.url"
-	p := policy.Part{Type: policy.PartImage, Detail: detail}
+	p := provider.Part{Type: provider.PartImage, Detail: detail}
 	lower := strings.ToLower(url)
 	switch {
 	case strings.HasPrefix(url, "data:"):
-		mt, data, err := policy.ParseDataURL(url)
+		mt, data, err := provider.ParseDataURL(url)
 		if err != nil {
-			return policy.Part{}, BadRequest(uf, "%s: %v", uf, err)
+			return provider.Part{}, BadRequest(uf, "%s: %v", uf, err)
 		}
 		p.MediaType, p.Data = mt, data
 	case strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://"):
 		p.URL = url
 	default:
-		return policy.Part{}, BadRequest(uf, "%s: want an http(s) URL or a data: URL (data:image/png;base64,…)", uf)
+		return provider.Part{}, BadRequest(uf, "%s: want an http(s) URL or a data: URL (data:image/png;base64,…)", uf)
 	}
 	return p, nil
 }
@@ -363,7 +363,7 @@ func (d *openAIDecoder) tools() *Error {
 		if fn == nil {
 			return BadRequest(tf+".function", "%s.function: want {name, description, parameters}", tf)
 		}
-		var t policy.Tool
+		var t provider.Tool
 		if t.Name, e = asString(fn["name"], tf+".function.name"); e != nil {
 			return e
 		}
@@ -392,12 +392,12 @@ func (d *openAIDecoder) tools() *Error {
 	return nil
 }
 
-func openAIToolChoice(raw json.RawMessage) (*policy.ToolChoice, *Error) {
+func openAIToolChoice(raw json.RawMessage) (*provider.ToolChoice, *Error) {
 	if isString(raw) {
 		s, _ := asString(raw, "tool_choice")
 		switch s {
-		case policy.ToolChoiceAuto, policy.ToolChoiceNone, policy.ToolChoiceRequired:
-			return &policy.ToolChoice{Type: s}, nil
+		case provider.ToolChoiceAuto, provider.ToolChoiceNone, provider.ToolChoiceRequired:
+			return &provider.ToolChoice{Type: s}, nil
 		}
 		return nil, BadRequest("tool_choice", "tool_choice: %q is not auto, none, required or {type: \"function\", function: {name}}", s)
 	}
@@ -423,7 +423,7 @@ func openAIToolChoice(raw json.RawMessage) (*policy.ToolChoice, *Error) {
 	if name == "" {
 		return nil, BadRequest("tool_choice.function.name", "tool_choice.function.name: want the name of one of the tools")
 	}
-	return &policy.ToolChoice{Type: policy.ToolChoiceNamed, Name: name}, nil
+	return &provider.ToolChoice{Type: provider.ToolChoiceNamed, Name: name}, nil
 }
 
 func (d *openAIDecoder) params() *Error {
@@ -472,9 +472,9 @@ func (d *openAIDecoder) params() *Error {
 		return e
 	}
 	switch typ {
-	case policy.FormatText, policy.FormatJSONObject:
-		p.ResponseFormat = &policy.ResponseFormat{Type: typ}
-	case policy.FormatJSONSchema:
+	case provider.FormatText, provider.FormatJSONObject:
+		p.ResponseFormat = &provider.ResponseFormat{Type: typ}
+	case provider.FormatJSONSchema:
 		js, e := asObject(rf["json_schema"], "response_format.json_schema")
 		if e != nil {
 			return e
@@ -482,7 +482,7 @@ func (d *openAIDecoder) params() *Error {
 		if js == nil {
 			return BadRequest("response_format.json_schema", "response_format.json_schema: want {name, description, schema, strict}")
 		}
-		f := &policy.ResponseFormat{Type: typ, Schema: rawCopy(js["schema"])}
+		f := &provider.ResponseFormat{Type: typ, Schema: rawCopy(js["schema"])}
 		if f.Name, e = asString(js["name"], "response_format.json_schema.name"); e != nil {
 			return e
 		}
@@ -538,7 +538,7 @@ type openAIUsage struct {
 	PromptTokensDetails openAIPromptDetails `json:"prompt_tokens_details"`
 }
 
-func openAIUsageOf(u policy.Usage) openAIUsage {
+func openAIUsageOf(u provider.Usage) openAIUsage {
 	return openAIUsage{PromptTokens: u.Input, CompletionTokens: u.Output, TotalTokens: u.Input + u.Output,
 		PromptTokensDetails: openAIPromptDetails{CachedTokens: u.CachedInput}}
 }
@@ -684,7 +684,7 @@ func (s *OpenAIStream) ToolArgs(index int, delta string) {
 
 // Finish ends the stream: the finish reason (stop, or tool_calls after tool calls, when
 // empty), the usage when asked for, and [DONE].
-func (s *OpenAIStream) Finish(reason string, usage policy.Usage) {
+func (s *OpenAIStream) Finish(reason string, usage provider.Usage) {
 	if !s.begin() {
 		return
 	}

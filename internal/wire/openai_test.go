@@ -13,7 +13,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
@@ -135,32 +135,32 @@ func TestDecodeOpenAI(t *testing.T) {
 		t.Errorf("fallbacks = %v", req.Fallbacks)
 	}
 	schema, _ := json.Marshal(weatherSchema())
-	want := policy.Turn{
-		Messages: []policy.Message{
-			{Role: policy.RoleDeveloper, Content: []policy.Part{policy.TextPart("Be brief.")}},
-			{Role: policy.RoleSystem, Content: []policy.Part{policy.TextPart("You are baton's test.")}},
-			{Role: policy.RoleUser, Content: []policy.Part{
-				policy.TextPart("What is in this picture, and the weather?"),
-				{Type: policy.PartImage, MediaType: "image/png", Data: pngData, Detail: "high"},
-				{Type: policy.PartImage, URL: "https://example.com/cat.jpg"},
+	want := provider.Turn{
+		Messages: []provider.Message{
+			{Role: provider.RoleDeveloper, Content: []provider.Part{provider.TextPart("Be brief.")}},
+			{Role: provider.RoleSystem, Content: []provider.Part{provider.TextPart("You are baton's test.")}},
+			{Role: provider.RoleUser, Content: []provider.Part{
+				provider.TextPart("What is in this picture, and the weather?"),
+				{Type: provider.PartImage, MediaType: "image/png", Data: pngData, Detail: "high"},
+				{Type: provider.PartImage, URL: "https://example.com/cat.jpg"},
 			}},
-			{Role: policy.RoleAssistant, Content: []policy.Part{
-				policy.TextPart("Let me check."),
-				{Type: policy.PartToolCall, CallID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+			{Role: provider.RoleAssistant, Content: []provider.Part{
+				provider.TextPart("Let me check."),
+				{Type: provider.PartToolCall, CallID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
 			}},
-			{Role: policy.RoleTool, Content: []policy.Part{{Type: policy.PartToolResult, CallID: "call_1", Result: []policy.Part{policy.TextPart(`{"temp":21}`)}}}},
-			{Role: policy.RoleUser, Content: []policy.Part{policy.TextPart("Thanks.")}},
+			{Role: provider.RoleTool, Content: []provider.Part{{Type: provider.PartToolResult, CallID: "call_1", Result: []provider.Part{provider.TextPart(`{"temp":21}`)}}}},
+			{Role: provider.RoleUser, Content: []provider.Part{provider.TextPart("Thanks.")}},
 		},
-		Tools:             []policy.Tool{{Name: "get_weather", Description: "The weather in a city", Schema: schema, Strict: ptr(true)}},
-		ToolChoice:        &policy.ToolChoice{Type: policy.ToolChoiceNamed, Name: "get_weather"},
+		Tools:             []provider.Tool{{Name: "get_weather", Description: "The weather in a city", Schema: schema, Strict: ptr(true)}},
+		ToolChoice:        &provider.ToolChoice{Type: provider.ToolChoiceNamed, Name: "get_weather"},
 		ParallelToolCalls: ptr(false),
-		Params: policy.Params{
+		Params: provider.Params{
 			Temperature: ptr(0.2), TopP: ptr(0.9), MaxTokens: ptr(int64(512)), MaxTokensField: "max_completion_tokens",
 			Stop: []string{"END", "STOP"}, Seed: ptr(int64(7)), PresencePenalty: ptr(0.1), FrequencyPenalty: ptr(0.3),
-			ResponseFormat:  &policy.ResponseFormat{Type: policy.FormatJSONSchema, Name: "weather", Description: "a report", Schema: schema, Strict: ptr(true)},
+			ResponseFormat:  &provider.ResponseFormat{Type: provider.FormatJSONSchema, Name: "weather", Description: "a report", Schema: schema, Strict: ptr(true)},
 			ReasoningEffort: "low",
 		},
-		Wire: policy.WireOpenAI,
+		Wire: provider.WireOpenAI,
 		Extra: map[string]json.RawMessage{
 			"metadata": json.RawMessage(`{"team":"core"}`), "store": json.RawMessage(`true`), "service_tier": json.RawMessage(`"flex"`),
 			"prompt_cache_key": json.RawMessage(`"pk-1"`), "logit_bias": json.RawMessage(`{"50256":-100}`),
@@ -181,14 +181,14 @@ func TestDecodeOpenAIForms(t *testing.T) {
 			}
 		}},
 		{"stop string, nulls, tool_choice string", `{"model":"a/b","messages":[{"role":"user","content":"hi","name":"bob"}],"stop":"END","temperature":null,"n":null,"tool_choice":"required","stream":false}`, func(t *testing.T, r Request) {
-			if !reflect.DeepEqual(r.Turn.Params.Stop, []string{"END"}) || r.Turn.Params.Temperature != nil || r.Turn.ToolChoice.Type != policy.ToolChoiceRequired || r.Stream {
+			if !reflect.DeepEqual(r.Turn.Params.Stop, []string{"END"}) || r.Turn.Params.Temperature != nil || r.Turn.ToolChoice.Type != provider.ToolChoiceRequired || r.Stream {
 				t.Errorf("turn = %+v", r.Turn)
 			}
 		}},
 		{"assistant: null content, tool calls, reasoning", `{"model":"agent:main","messages":[{"role":"user","content":"go"},{"role":"assistant","content":null,"reasoning_content":"thinking","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"done"}]}],"fallbacks":[]}`, func(t *testing.T, r Request) {
-			sameJSON(t, "messages", r.Turn.Messages[1:], []policy.Message{
-				{Role: policy.RoleAssistant, Content: []policy.Part{{Type: policy.PartReasoning, Text: "thinking"}, {Type: policy.PartToolCall, CallID: "c1", Name: "f", Arguments: "{}"}}},
-				{Role: policy.RoleTool, Content: []policy.Part{{Type: policy.PartToolResult, CallID: "c1", Result: []policy.Part{policy.TextPart("done")}}}},
+			sameJSON(t, "messages", r.Turn.Messages[1:], []provider.Message{
+				{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartReasoning, Text: "thinking"}, {Type: provider.PartToolCall, CallID: "c1", Name: "f", Arguments: "{}"}}},
+				{Role: provider.RoleTool, Content: []provider.Part{{Type: provider.PartToolResult, CallID: "c1", Result: []provider.Part{provider.TextPart("done")}}}},
 			})
 			if r.Fallbacks == nil || len(*r.Fallbacks) != 0 {
 				t.Errorf("fallbacks = %v, want an empty list", r.Fallbacks)
@@ -198,7 +198,7 @@ func TestDecodeOpenAIForms(t *testing.T) {
 			}
 		}},
 		{"response_format json_object", `{"model":"a/b","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`, func(t *testing.T, r Request) {
-			if f := r.Turn.Params.ResponseFormat; f == nil || f.Type != policy.FormatJSONObject {
+			if f := r.Turn.Params.ResponseFormat; f == nil || f.Type != provider.FormatJSONObject {
 				t.Errorf("response format = %+v", f)
 			}
 		}},
@@ -273,16 +273,16 @@ func TestDecodeOpenAIRefusals(t *testing.T) {
 	}
 }
 
-func testAnswer() policy.Answer {
-	return policy.Answer{
+func testAnswer() provider.Answer {
+	return provider.Answer{
 		Text: strings.Repeat("Héllo wörld, ünïcode text — ", 6),
-		ToolCalls: []policy.ToolCall{
+		ToolCalls: []provider.ToolCall{
 			{ID: "call_a", Name: "get_weather", Arguments: `{"city":"Paris","days":[1,2,3],"note":"` + strings.Repeat("x", 100) + `"}`},
 			{ID: "call_b", Name: "now", Arguments: `{}`},
 		},
-		Reasoning:    []policy.Part{{Type: policy.PartReasoning, Text: "First, the weather.", Signature: "sig-1"}},
-		FinishReason: policy.FinishToolCalls,
-		Usage:        policy.Usage{Input: 120, Output: 45, CachedInput: 100},
+		Reasoning:    []provider.Part{{Type: provider.PartReasoning, Text: "First, the weather.", Signature: "sig-1"}},
+		FinishReason: provider.FinishToolCalls,
+		Usage:        provider.Usage{Input: 120, Output: 45, CachedInput: 100},
 	}
 }
 
@@ -317,12 +317,12 @@ func TestOpenAIResponse(t *testing.T) {
 	}
 
 	// No text, tool calls: content is null; no finish reason given: tool_calls.
-	raw = OpenAIResponse(Reply{ID: "x", Answer: policy.Answer{ToolCalls: a.ToolCalls[:1]}})
+	raw = OpenAIResponse(Reply{ID: "x", Answer: provider.Answer{ToolCalls: a.ToolCalls[:1]}})
 	if !bytes.Contains(raw, []byte(`"content":null`)) || !bytes.Contains(raw, []byte(`"finish_reason":"tool_calls"`)) {
 		t.Errorf("tool-only answer = %s", raw)
 	}
 	// Text only: stop.
-	raw = OpenAIResponse(Reply{ID: "x", Answer: policy.Answer{Text: "hi"}})
+	raw = OpenAIResponse(Reply{ID: "x", Answer: provider.Answer{Text: "hi"}})
 	if !bytes.Contains(raw, []byte(`"finish_reason":"stop"`)) || bytes.Contains(raw, []byte("tool_calls")) || bytes.Contains(raw, []byte("reasoning_content")) {
 		t.Errorf("text answer = %s", raw)
 	}
@@ -392,7 +392,7 @@ func TestOpenAIStream(t *testing.T) {
 
 	// Without include_usage, no usage chunk.
 	buf.Reset()
-	StreamAnswer(NewOpenAIStream(&buf, nil, "x", "m", 1, false), policy.Answer{Text: "hi"})
+	StreamAnswer(NewOpenAIStream(&buf, nil, "x", "m", 1, false), provider.Answer{Text: "hi"})
 	if bytes.Contains(buf.Bytes(), []byte(`"usage"`)) || !bytes.Contains(buf.Bytes(), []byte(`"finish_reason":"stop"`)) {
 		t.Errorf("stream without usage:\n%s", buf.String())
 	}
@@ -403,7 +403,7 @@ func TestOpenAIStreamError(t *testing.T) {
 	s := NewOpenAIStream(&buf, nil, "x", "m", 1, true)
 	s.Text("partial")
 	s.Error(&Error{Status: 429, Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: "every candidate is cooling down"})
-	s.Finish("stop", policy.Usage{}) // ignored
+	s.Finish("stop", provider.Usage{}) // ignored
 	if bytes.Contains(buf.Bytes(), []byte("[DONE]")) || bytes.Contains(buf.Bytes(), []byte("finish_reason\":\"stop")) {
 		t.Fatalf("stream after an error:\n%s", buf.String())
 	}
@@ -461,10 +461,10 @@ func FuzzDecodeOpenAI(f *testing.F) {
 			}
 			return
 		}
-		if strings.TrimSpace(req.Model) == "" || len(req.Turn.Messages) == 0 || req.Turn.Wire != policy.WireOpenAI {
+		if strings.TrimSpace(req.Model) == "" || len(req.Turn.Messages) == 0 || req.Turn.Wire != provider.WireOpenAI {
 			t.Fatalf("accepted %+v", req)
 		}
-		if te := policy.CheckTurn(req.Turn); te != nil {
+		if te := provider.CheckTurn(req.Turn); te != nil {
 			t.Fatalf("accepted a turn CheckTurn refuses: %v", te)
 		}
 	})

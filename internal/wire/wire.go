@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
 )
 
 // Request is a caller's request in baton's terms.
 type Request struct {
-	Turn         policy.Turn
+	Turn         provider.Turn
 	Model        string    // "provider/model" or "agent:<id>", as given (validated non-empty)
 	Fallbacks    *[]string // baton's extension field `fallbacks` (nil: not given)
 	Stream       bool
@@ -30,7 +30,7 @@ type Request struct {
 type Reply struct {
 	ID, Model string
 	Created   int64
-	Answer    policy.Answer
+	Answer    provider.Answer
 }
 
 // Stream is what both stream writers do; StreamAnswer feeds one.
@@ -38,7 +38,7 @@ type Stream interface {
 	Text(delta string)
 	ToolCall(index int, id, name string)
 	ToolArgs(index int, delta string)
-	Finish(reason string, usage policy.Usage)
+	Finish(reason string, usage provider.Usage)
 	Error(e *Error)
 }
 
@@ -48,7 +48,7 @@ const pieceSize = 64
 // StreamAnswer feeds a whole answer through a stream writer in small pieces: reasoning (as
 // Anthropic thinking blocks, or OpenAI reasoning_content), the text in ~64-byte rune-safe pieces,
 // each tool call and its arguments in pieces, then Finish.
-func StreamAnswer(s Stream, a policy.Answer) {
+func StreamAnswer(s Stream, a provider.Answer) {
 	switch r := s.(type) {
 	case interface {
 		Thinking(string)
@@ -86,7 +86,7 @@ func StreamAnswer(s Stream, a policy.Answer) {
 
 // reasoningText is the readable text of reasoning parts, a blank line between parts (redacted
 // parts have none).
-func reasoningText(parts []policy.Part) string {
+func reasoningText(parts []provider.Part) string {
 	var texts []string
 	for _, p := range parts {
 		if p.Text != "" {
@@ -119,9 +119,9 @@ func finishReason(reason string, toolCalls bool) string {
 		return reason
 	}
 	if toolCalls {
-		return policy.FinishToolCalls
+		return provider.FinishToolCalls
 	}
-	return policy.FinishStop
+	return provider.FinishStop
 }
 
 // --- reading JSON with paths ---
@@ -290,7 +290,7 @@ type partPaths struct {
 	inner     []partPaths // a tool result's parts
 }
 
-// locator maps a policy.TurnError back to the caller's fields.
+// locator maps a provider.TurnError back to the caller's fields.
 type locator struct {
 	parts          [][]partPaths // by message and part of the turn
 	toolName       func(i int) string
@@ -299,9 +299,9 @@ type locator struct {
 	responseFormat string
 }
 
-// check runs policy.CheckTurn and names the caller's field that is wrong.
-func (l *locator) check(t policy.Turn) *Error {
-	te := policy.CheckTurn(t)
+// check runs provider.CheckTurn and names the caller's field that is wrong.
+func (l *locator) check(t provider.Turn) *Error {
+	te := provider.CheckTurn(t)
 	if te == nil {
 		return nil
 	}
@@ -323,7 +323,7 @@ func (l *locator) check(t policy.Turn) *Error {
 		case "data", "mediaType":
 			path = pp.imagePath(te.Field)
 			if te.Message < len(t.Messages) && te.Part < len(t.Messages[te.Message].Content) {
-				if p := t.Messages[te.Message].Content[te.Part]; p.Type == policy.PartToolResult {
+				if p := t.Messages[te.Message].Content[te.Part]; p.Type == provider.PartToolResult {
 					path = innerImagePath(p.Result, pp.inner, te.Field)
 				}
 			}
@@ -343,13 +343,13 @@ func (pp partPaths) imagePath(field string) string {
 }
 
 // innerImagePath names the first image of a tool result that CheckTurn refuses.
-func innerImagePath(result []policy.Part, paths []partPaths, field string) string {
+func innerImagePath(result []provider.Part, paths []partPaths, field string) string {
 	for k, r := range result {
-		if r.Type != policy.PartImage || k >= len(paths) {
+		if r.Type != provider.PartImage || k >= len(paths) {
 			continue
 		}
-		one := policy.Turn{Messages: []policy.Message{{Role: policy.RoleUser, Content: []policy.Part{r}}}}
-		if te := policy.CheckTurn(one); te != nil {
+		one := provider.Turn{Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{r}}}}
+		if te := provider.CheckTurn(one); te != nil {
 			return paths[k].imagePath(te.Field)
 		}
 	}

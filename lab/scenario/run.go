@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/config"
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/lab/fakeprovider"
@@ -69,7 +70,7 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 	if len(sc.Config) > 0 {
 		cfgSrc = sc.Config
 	}
-	cfg, err := policy.ParseConfig(cfgSrc)
+	cfg, err := config.ParseConfig(cfgSrc)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}

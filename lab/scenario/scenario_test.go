@@ -12,7 +12,7 @@ import (
 // Every scenario file, public (shared/conformance, copied) and the project's own, behaves exactly
 // as its expect says.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "scenarios", "*", "*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "testsuite", "scenarios", "*", "*.json"))
 	if err != nil || len(files) < 5 {
 		t.Fatalf("scenario files: %v %v", files, err)
 	}

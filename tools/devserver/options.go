@@ -29,6 +29,12 @@ type options struct {
 	dynamicConfig    map[string]any
 	searchAttributes map[string]enumspb.IndexedValueType
 	uiCodecEndpoint  string
+	// historyShards is the number of history shards of a new database (a kept file has its own).
+	historyShards int
+	// visibilityIndexes is "lean" (leanVisibilityIndexes) or "all" (the schema's 58).
+	visibilityIndexes string
+	// separateVisibility keeps visibility in its own in-memory database.
+	separateVisibility bool
 }
 
 // projectSearchAttributes are registered on every namespace so that baton's workflows can upsert
@@ -82,6 +88,9 @@ func parseArgs(args []string) (*options, error) {
 	fs.Var(&dynamic, "dynamic-config-value", "dynamic config KEY=VALUE, VALUE in JSON (repeatable)")
 	fs.Var(&attributes, "search-attribute", "search attribute NAME=TYPE (repeatable)")
 	fs.StringVar(&o.uiCodecEndpoint, "ui-codec-endpoint", "", "codec server URL the Web UI uses to decode payloads")
+	fs.IntVar(&o.historyShards, "num-history-shards", 1, "history shards of a new database (a --db-filename that exists keeps the number it was made with)")
+	fs.StringVar(&o.visibilityIndexes, "visibility-indexes", "lean", "lean: index only what a list of workflows orders or filters by and the custom search attributes in use; all: every index of Temporal's schema")
+	fs.BoolVar(&o.separateVisibility, "separate-visibility-db", false, "keep visibility in its own in-memory database")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(nil)
@@ -111,6 +120,14 @@ func parseArgs(args []string) (*options, error) {
 				return nil, err
 			}
 		}
+	}
+	if o.historyShards < 1 || o.historyShards > 1024 {
+		return nil, fmt.Errorf("--num-history-shards: %d is not between 1 and 1024", o.historyShards)
+	}
+	switch o.visibilityIndexes {
+	case "lean", "all":
+	default:
+		return nil, fmt.Errorf("--visibility-indexes: %q is not one of lean, all", o.visibilityIndexes)
 	}
 	switch o.logLevel {
 	case "debug", "info", "warn", "error":

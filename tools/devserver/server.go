@@ -28,7 +28,10 @@ import (
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/metrics"
+	persistencesql "go.temporal.io/server/common/persistence/sql"
+	"go.temporal.io/server/common/persistence/sql/sqlplugin"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/resolver"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
 	"go.uber.org/zap"
@@ -79,6 +82,18 @@ func newDevServer(opts *options) (*devServer, error) {
 	}
 	if err := sqliteschema.CreateNamespaces(sqlConf, namespaces...); err != nil {
 		return nil, fmt.Errorf("creating namespaces: %w", err)
+	}
+	visConf := conf.Persistence.DataStores[conf.Persistence.VisibilityStore].SQL
+	if visConf != sqlConf {
+		// The plugin makes an in-memory database's schema on its first connection, and keeps it.
+		if _, err := persistencesql.NewSQLDB(sqlplugin.DbKindVisibility, visConf, resolver.NewNoopResolver(), log.NewNoopLogger(), metrics.NoopMetricsHandler); err != nil {
+			return nil, fmt.Errorf("creating the visibility database: %w", err)
+		}
+	}
+	if opts.visibilityIndexes == "lean" {
+		if err := leanVisibilityIndexes(sideDSN(sqlConf), sideDSN(visConf)); err != nil {
+			return nil, fmt.Errorf("visibility indexes: %w", err)
+		}
 	}
 
 	zl, level := zapLogger(opts)
@@ -228,8 +243,15 @@ func serverConfig(opts *options, sqlConf *config.SQL) (*config.Config, error) {
 	conf.Persistence = config.Persistence{
 		DefaultStore:     sqliteplugin.PluginName,
 		VisibilityStore:  sqliteplugin.PluginName,
-		NumHistoryShards: 1,
+		NumHistoryShards: int32(opts.historyShards),
 		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlConf}},
+	}
+	if opts.separateVisibility && opts.dbFilename == "" {
+		vis := *sqlConf
+		vis.ConnectAttributes = maps.Clone(sqlConf.ConnectAttributes)
+		vis.DatabaseName += "-visibility"
+		conf.Persistence.VisibilityStore = "visibility"
+		conf.Persistence.DataStores["visibility"] = config.DataStore{SQL: &vis}
 	}
 	conf.ClusterMetadata = &cluster.Config{
 		EnableGlobalNamespace:    false,
@@ -378,6 +400,15 @@ func randomSuffix() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// sideDSN opens, with the database/sql driver, the database conf names (an in-memory one only
+// while the server's own connection keeps it).
+func sideDSN(conf *config.SQL) string {
+	if conf.ConnectAttributes["mode"] == "memory" {
+		return "file:" + conf.DatabaseName + "?mode=memory&cache=shared"
+	}
+	return "file:" + conf.DatabaseName + "?_pragma=busy_timeout(5000)"
 }
 
 // forgetMembers clears the hosts a previous run registered in the file. They listened on other

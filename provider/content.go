@@ -1,14 +1,20 @@
-package policy
+package provider
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
 // The turn model: everything an agent's model turn carries, in one shape that both wire formats
 // translate to and from. Plain data, no secret; large turns travel by reference (TurnRef).
+//
+// The records a reply passes between its workflow and its activities (policy.ReplyRequest,
+// AttemptRequest, AttemptOutcome, ReplyResult) carry a turn, and an answer's tool calls and
+// reasoning, opaquely as JSON: the workflow never reads inside them. EncodeAnswerContent and
+// DecodeAnswerContent write and read those fields.
 
 // Roles of a turn's messages.
 const (
@@ -172,6 +178,43 @@ type Answer struct {
 // Empty reports whether an answer carries nothing a caller could use.
 func (a Answer) Empty() bool { return strings.TrimSpace(a.Text) == "" && len(a.ToolCalls) == 0 }
 
+// EncodeAnswerContent is an answer's tool calls and reasoning as a reply's records carry them
+// (AttemptOutcome, ReplyResult): JSON, nil when there are none (the record then leaves the field
+// out, as it always has).
+func EncodeAnswerContent(a Answer) (toolCalls, reasoning json.RawMessage, err error) {
+	if toolCalls, err = encodeList(a.ToolCalls); err != nil {
+		return nil, nil, fmt.Errorf("encoding the tool calls: %w", err)
+	}
+	if reasoning, err = encodeList(a.Reasoning); err != nil {
+		return nil, nil, fmt.Errorf("encoding the reasoning: %w", err)
+	}
+	return toolCalls, reasoning, nil
+}
+
+// DecodeAnswerContent reads back the tool calls and reasoning a reply's record carries.
+func DecodeAnswerContent(toolCalls, reasoning json.RawMessage) ([]ToolCall, []Part, error) {
+	var calls []ToolCall
+	var parts []Part
+	if len(toolCalls) > 0 {
+		if err := json.Unmarshal(toolCalls, &calls); err != nil {
+			return nil, nil, fmt.Errorf("decoding the tool calls: %w", err)
+		}
+	}
+	if len(reasoning) > 0 {
+		if err := json.Unmarshal(reasoning, &parts); err != nil {
+			return nil, nil, fmt.Errorf("decoding the reasoning: %w", err)
+		}
+	}
+	return calls, parts, nil
+}
+
+func encodeList[T any](list []T) (json.RawMessage, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(list)
+}
+
 // TextTurn is a turn of one user message.
 func TextTurn(message string) Turn {
 	return Turn{Messages: []Message{{Role: RoleUser, Content: []Part{TextPart(message)}}}}
@@ -194,6 +237,20 @@ func (t Turn) HasImages() bool {
 		}
 	}
 	return false
+}
+
+// PlainMessage reports whether the turn is nothing but one user text message, and its text: such
+// a turn travels as a reply's Message, as a CLI message always has.
+func (t Turn) PlainMessage() (string, bool) {
+	if len(t.Messages) != 1 || len(t.Tools) > 0 || t.ToolChoice != nil || t.ParallelToolCalls != nil ||
+		!reflect.ValueOf(t.Params).IsZero() || len(t.Extra) > 0 {
+		return "", false
+	}
+	m := t.Messages[0]
+	if m.Role != RoleUser || len(m.Content) != 1 || m.Content[0].Type != PartText || m.Content[0].CacheControl != nil {
+		return "", false
+	}
+	return m.Content[0].Text, true
 }
 
 // LastUserText is the text of the last user message (for logs and notices).

@@ -1,0 +1,17 @@
+package activities
+
+import (
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/provider"
+)
+
+// succeeded is the outcome of an attempt that answered: the answer's tool calls and reasoning
+// travel as JSON the workflow does not read (provider.EncodeAnswerContent).
+func succeeded(a provider.Answer) (policy.AttemptOutcome, error) {
+	calls, reasoning, err := provider.EncodeAnswerContent(a)
+	if err != nil {
+		return policy.AttemptOutcome{}, err
+	}
+	return policy.AttemptOutcome{OK: true, Text: a.Text, ToolCalls: calls, Reasoning: reasoning, FinishReason: a.FinishReason,
+		Input: a.Usage.Input, Output: a.Usage.Output, CachedInput: a.Usage.CachedInput}, nil
+}

@@ -1,0 +1,44 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAStreamFaultAfterTheCallerSawContent(t *testing.T) {
+	cases := []struct {
+		name               string
+		mode               string
+		delivered          bool
+		partial            string
+		toolCallsDelivered int
+		want               string
+	}{
+		{"a failure before the first byte fails over unseen", MidStreamContinue, true, "", 0, AfterFaultFailover},
+		{"content no live caller saw fails over from scratch", MidStreamContinue, false, "The quick", 0, AfterFaultFailover},
+		{"continue: the next candidate continues the text", MidStreamContinue, true, "The quick", 0, AfterFaultContinue},
+		{"the default mode is continue", "", true, "The quick", 0, AfterFaultContinue},
+		{"error: the caller's stream ends with an error", MidStreamError, true, "The quick", 0, AfterFaultStop},
+		{"a tool call the caller holds cannot be continued", MidStreamContinue, true, "", 1, AfterFaultStop},
+	}
+	for _, c := range cases {
+		if got := MidStreamAction(c.mode, c.delivered, c.partial, c.toolCallsDelivered); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	for _, c := range []struct{ prefill, text, want string }{
+		{"The quick ", " brown fox", "brown fox"}, // the prefill went out trimmed: its space is the caller's already
+		{"The quick", " brown fox", " brown fox"},
+		{"", "  indented", "  indented"},
+	} {
+		if got := ContinuationText(c.prefill, c.text); got != c.want {
+			t.Errorf("ContinuationText(%q, %q) = %q, want %q", c.prefill, c.text, got, c.want)
+		}
+	}
+	if _, err := ParseConfig([]byte(`{streaming: {midStream: "retry"}}`)); err == nil || !strings.Contains(err.Error(), "streaming.midStream") {
+		t.Errorf("a bad midStream is named: %v", err)
+	}
+	if cfg, err := ParseConfig([]byte(`{streaming: {midStream: "error"}}`)); err != nil || cfg.Streaming.MidStream != MidStreamError {
+		t.Errorf("midStream error: %v %+v", err, cfg)
+	}
+}

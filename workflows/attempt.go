@@ -1,0 +1,119 @@
+package workflows
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/batonhq/baton/policy"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// One attempt on one (candidate, profile): where it runs, how a lost worker is told from a
+// failing provider, and the same-candidate retries.
+
+const (
+	// attemptHeartbeat is how soon a lost worker is noticed: an attempt heartbeats on its own
+	// timer whatever its stream does (provider silence is the stream watchdog's to judge).
+	attemptHeartbeat = 10 * time.Second
+
+	// streamQueueWait is how long an attempt waits for the front door's own worker before the
+	// shared queue takes it (the front door died, or runs no worker).
+	streamQueueWait = 10 * time.Second
+)
+
+// call makes one attempt, with the same-candidate retries that stand in for SDK retries:
+// durable timers between them, only the last failure counts against the profile.
+func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string, onSuccess *policy.TurnEnd) (policy.AttemptOutcome, int, error) {
+	firstToken := r.state.Config.FirstTokenTimeout(cand.ModelRef, r.state.FirstTokenTimeout)
+	opts := workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Minute,
+		HeartbeatTimeout:    attemptHeartbeat, // a worker that stops heartbeating is gone
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	}
+	key := ""
+	for retries := 0; ; retries++ {
+		if key == "" {
+			r.attemptSeq++
+			run := workflow.GetInfo(ctx).WorkflowExecution
+			key = fmt.Sprintf("%s/%s/%d", run.ID, run.RunID, r.attemptSeq)
+		}
+		live := r.req.StreamQueue != "" && !r.streamLost
+		if live {
+			opts.TaskQueue, opts.ScheduleToStartTimeout = r.req.StreamQueue, streamQueueWait
+		} else {
+			opts.TaskQueue, opts.ScheduleToStartTimeout = "", 0
+		}
+		out, err := Attempt.Run(workflow.WithActivityOptions(ctx, opts), policy.AttemptRequest{
+			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile,
+			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.prefix, Key: key,
+			Now: workflow.Now(ctx), FirstTokenTimeout: firstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
+			Retries: retries, RetryMaxWait: r.state.RetryMaxWait, OnSuccess: onSuccess,
+		})
+		var timeoutErr *temporal.TimeoutError
+		switch {
+		case live && errors.As(err, &timeoutErr) && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+			// The front door's worker is gone: the shared queue takes the same attempt, no blame.
+			r.streamLost = true
+			retries--
+			continue
+		case workerLost(err):
+			// baton's own fault: the same attempt again (same identity: what it kept is not bought
+			// again), no usage, no session write, no notice, no fallback.
+			r.workersLost++
+			if limit := cmp.Or(r.state.InfraRetries, policy.DefaultInfraRetries); r.workersLost > limit {
+				return out, retries, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+					"the workers running this reply were lost %d times (%v): baton's infrastructure failed, not the models", r.workersLost, err),
+					policy.ErrWorkersLost, nil, r.attempts)
+			}
+			retries--
+			continue
+		case errors.As(err, &timeoutErr):
+			// The attempt outlived its start-to-close timeout: the provider held it too long.
+			out = policy.AttemptOutcome{Reason: policy.ReasonTimeout, Error: "the attempt ran past its time limit", StreamFault: "stall"}
+		case err != nil:
+			return out, retries, err
+		}
+		key = "" // the next call is a new attempt
+		if out.OK || r.pending != nil || !policy.WillRetry(out, retries, r.state.RetryMaxWait) {
+			return out, retries, nil // a user's switch waits for no more retries; no jitter is drawn for a retry not made
+		}
+		jitter := 0.0
+		if !r.req.NoJitter {
+			_ = workflow.SideEffect(ctx, func(workflow.Context) any { return randomFraction() }).Get(&jitter)
+		}
+		_, wait := policy.SameCandidateRetry(policy.RetryState{Status: out.Status, Net: policy.NetErrorKind(out.Net),
+			StreamFault: out.StreamFault != "", Hint: out.Hint, RetriesSoFar: retries, MaxWait: r.state.RetryMaxWait, Jitter: jitter})
+		if wait > 0 {
+			r.status.WaitUntil = workflow.Now(ctx).Add(wait)
+			if err := workflow.Sleep(ctx, wait); err != nil {
+				return out, retries, err
+			}
+			r.status.WaitUntil = time.Time{}
+		}
+	}
+}
+
+// workerLost reports an attempt ended by baton's infrastructure: its worker stopped
+// heartbeating (killed, partitioned, its server away), shut down under it, or never took it.
+func workerLost(err error) bool {
+	var timeoutErr *temporal.TimeoutError
+	var appErr *temporal.ApplicationError
+	return (errors.As(err, &timeoutErr) && (timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT ||
+		timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START)) ||
+		(errors.As(err, &appErr) && appErr.Type() == policy.ErrWorkerShutdown)
+}
+
+// isAbort reports whether err is the reply's cancellation, or an attempt ended because its
+// caller went away.
+func isAbort(err error) bool {
+	var appErr *temporal.ApplicationError
+	return temporal.IsCanceledError(err) || (errors.As(err, &appErr) && appErr.Type() == policy.ErrAborted)
+}
+
+// randomFraction runs only inside SideEffect, whose result the history records.
+func randomFraction() float64 { return rand.Float64() }
