@@ -78,50 +78,11 @@ func (r *reply) setup(ctx workflow.Context) error {
 	if r.state.Config == nil {
 		r.state.Config = policy.DefaultConfig()
 	}
-	r.session = r.state.Session
-	cfg := r.state.Config
-	now := workflow.Now(ctx)
-
-	creq := policy.ChainRequest{Agent: r.req.Agent, Cron: r.req.Cron, Image: r.req.Image}
-	if r.req.Session != "" && !r.req.Image {
-		creq.Session = &r.session
-	}
-	if r.req.Model != "" {
-		ref, err := policy.ParseModelRef(r.req.Model)
-		if err != nil {
-			return temporal.NewNonRetryableApplicationError("model: "+err.Error(), "BadRequest", nil)
-		}
-		creq.Explicit = ref
-	}
-	if hb := r.req.Heartbeat; hb != nil {
-		own := policy.ModelRef{}
-		if hb.Model != "" {
-			ref, err := policy.ParseModelRef(hb.Model)
-			if err != nil {
-				return temporal.NewNonRetryableApplicationError("heartbeat model: "+err.Error(), "BadRequest", nil)
-			}
-			own = ref
-		} else if policy.HeartbeatIsStale(r.session, cfg.AgentPrimary(r.req.Agent)) {
-			// A heartbeat without its own model clears an auto override that no longer fits.
-			r.session = policy.ClearAuto(r.session)
-			r.clearStale = true
-		}
-		creq.Heartbeat = &own
-	}
-	if _, due := policy.ReprobeDue(r.session, r.state.Reprobed, now); due && creq.Cron == nil && creq.Explicit.IsZero() {
-		creq.Reprobe = true
-	}
-	chain, err := policy.BuildChain(cfg, creq)
-	if err == nil && r.req.CarriesImages && !chain.Image && policy.ImageRoute(cfg, chain) {
-		// No candidate of the chain takes images: the image model chain serves the turn, under
-		// its own rules (no session override read or written).
-		creq.Image, creq.Session, creq.Reprobe = true, nil, false
-		chain, err = policy.BuildChain(cfg, creq)
-	}
+	plan, err := policy.PlanReply(r.state.Config, r.req, r.state.Session, r.state.Reprobed, workflow.Now(ctx))
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "BadRequest", nil)
 	}
-	r.chain = chain
+	r.chain, r.session, r.clearStale = plan.Chain, plan.Session, plan.ClearStale
 	// Starters give these at start (ReplyStartOptions); a reply started without them sets them.
 	if _, given := workflow.GetTypedSearchAttributes(ctx).GetKeyword(saAgent); !given {
 		_ = workflow.UpsertTypedSearchAttributes(ctx, saAgent.ValueSet(r.req.Agent), saSession.ValueSet(r.req.Session))
