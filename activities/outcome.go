@@ -12,6 +12,6 @@ func succeeded(a provider.Answer) (policy.AttemptOutcome, error) {
 	if err != nil {
 		return policy.AttemptOutcome{}, err
 	}
-	return policy.AttemptOutcome{OK: true, Text: a.Text, ToolCalls: calls, Reasoning: reasoning, FinishReason: a.FinishReason,
-		Input: a.Usage.Input, Output: a.Usage.Output, CachedInput: a.Usage.CachedInput}, nil
+	return policy.AttemptOutcome{OK: true, Answer: policy.Answer{Text: a.Text, ToolCalls: calls, Reasoning: reasoning,
+		FinishReason: a.FinishReason, Input: a.Usage.Input, Output: a.Usage.Output, CachedInput: a.Usage.CachedInput}}, nil
 }

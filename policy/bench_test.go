@@ -35,13 +35,14 @@ func BenchmarkDecisionPass(b *testing.B) {
 	}
 }
 
-// Classifying a typical 429 body. Goal: under 20 µs.
+// Classifying a typical 429 body, from the provider layer's parse of it to the reason. Goal:
+// under 20 µs.
 func BenchmarkClassify429(b *testing.B) {
 	f := Failure{Provider: "openai", Status: 429,
 		Body: `{"error":{"message":"Rate limit reached for gpt-5 in organization org-x on requests per min (RPM): Limit 500, Used 500.","type":"requests","code":"rate_limit_exceeded"}}`}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if Classify(f) != ReasonRateLimit {
+		if Classify(parsed(f)) != ReasonRateLimit {
 			b.Fatal("misclassified")
 		}
 	}

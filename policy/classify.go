@@ -45,10 +45,10 @@ const (
 	NetEOF     NetErrorKind = "eof"
 )
 
-// Failure is a failed exchange with a provider as the provider layer parsed it, once (provider.Error,
-// which activities.FailureOf maps here): the input of Classify, AttemptReason and RetryHintAt. They
-// read its fields and parse nothing: the JSON error object a body or a message held is already
-// read into Message, Type, Code and Detail, an HTML page already recognised (Page).
+// Failure is a failed exchange with a provider as the provider layer parsed it, once
+// (provider.Error, which activities.FailureOf maps here): the input of Classify, AttemptReason and
+// RetryHintAt. They read its fields and parse nothing: the JSON error object a body or a message
+// held is already read into Message, Type, Code and Detail, an HTML page already recognised (Page).
 type Failure struct {
 	Provider string `json:"provider,omitempty"`
 	Status   int    `json:"status,omitempty"`
@@ -58,7 +58,8 @@ type Failure struct {
 	// held, else the message, else the body's text.
 	Message string `json:"message,omitempty"`
 	// Wrapped is the message as it came when it held an error object after a status or a short
-	// wrapper ("429 {"error":{…}}"): its words are read when the object's say nothing. "": as Message.
+	// wrapper ("429 {"error":{…}}"): its words are read when the object's say nothing ("": the
+	// message came as Message is).
 	Wrapped string `json:"wrapped,omitempty"`
 	// Detail is what the body says (its error object's message, or its text); Body is the body.
 	Detail string `json:"detail,omitempty"`

@@ -121,17 +121,8 @@ func WillRetry(out AttemptOutcome, retriesSoFar int, maxWait time.Duration) bool
 // AttemptOutcome is what one call did, classified where it happened so that the history keeps
 // the reason each decision was made on.
 type AttemptOutcome struct {
-	OK   bool   `json:"ok"`
-	Text string `json:"text,omitempty"`
-	// ToolCalls and Reasoning are the answer's tool calls and reasoning parts (provider.ToolCall,
-	// provider.Part) as JSON, carried opaquely: the workflow never reads inside them, only hands
-	// them on to the ReplyResult (provider.EncodeAnswerContent, DecodeAnswerContent).
-	ToolCalls    json.RawMessage `json:"toolCalls,omitempty"`
-	Reasoning    json.RawMessage `json:"reasoning,omitempty"`
-	FinishReason string          `json:"finishReason,omitempty"`
-	Input        int64           `json:"inputTokens,omitempty"`
-	Output       int64           `json:"outputTokens,omitempty"`
-	CachedInput  int64           `json:"cachedInputTokens,omitempty"`
+	OK bool `json:"ok"`
+	Answer
 
 	Reason Reason `json:"reason,omitempty"`
 	Status int    `json:"status,omitempty"`
@@ -213,18 +204,25 @@ type TurnEnd struct {
 
 // ReplyResult is a reply's answer.
 type ReplyResult struct {
+	Answer
+	Served   Served    `json:"served"`
+	Attempts []Attempt `json:"attempts"`
+	Notices  []string  `json:"notices"`
+}
+
+// Answer is what an answer carries, alike in an attempt's outcome and in the reply's result.
+type Answer struct {
 	Text string `json:"text"`
-	// ToolCalls and Reasoning: the serving attempt's (AttemptOutcome), as opaque JSON the workflow
-	// never reads inside; a front door decodes them (provider.DecodeAnswerContent).
+	// ToolCalls and Reasoning are the answer's tool calls and reasoning parts (provider.ToolCall,
+	// provider.Part) as JSON, carried opaquely: the workflow never reads inside them, only hands
+	// them on from the outcome to the result; a front door decodes them
+	// (provider.EncodeAnswerContent, DecodeAnswerContent).
 	ToolCalls    json.RawMessage `json:"toolCalls,omitempty"`
 	Reasoning    json.RawMessage `json:"reasoning,omitempty"`
 	FinishReason string          `json:"finishReason,omitempty"`
 	Input        int64           `json:"inputTokens"`
 	Output       int64           `json:"outputTokens"`
 	CachedInput  int64           `json:"cachedInputTokens,omitempty"`
-	Served       Served          `json:"served"`
-	Attempts     []Attempt       `json:"attempts"`
-	Notices      []string        `json:"notices"`
 }
 
 // Served names the candidate and profile that answered.

@@ -19,15 +19,16 @@ func TestRecordsCarryContentAsTheTypedFieldsDid(t *testing.T) {
 		Reasoning: []provider.Part{{Type: provider.PartReasoning, Text: "think", Signature: "sig"}, {Type: provider.PartReasoning, Redacted: "opaque"}},
 		Usage:     provider.Usage{Input: 12, Output: 3, CachedInput: 4}}
 
-	// The outcome and the result as they were typed before.
+	// The outcome and the result as they were typed before (an outcome now writes its text and
+	// token counts even when empty, as the result always did: both embed policy.Answer).
 	type typedOutcome struct {
 		OK           bool                `json:"ok"`
-		Text         string              `json:"text,omitempty"`
+		Text         string              `json:"text"`
 		ToolCalls    []provider.ToolCall `json:"toolCalls,omitempty"`
 		Reasoning    []provider.Part     `json:"reasoning,omitempty"`
 		FinishReason string              `json:"finishReason,omitempty"`
-		Input        int64               `json:"inputTokens,omitempty"`
-		Output       int64               `json:"outputTokens,omitempty"`
+		Input        int64               `json:"inputTokens"`
+		Output       int64               `json:"outputTokens"`
 		CachedInput  int64               `json:"cachedInputTokens,omitempty"`
 	}
 	type typedResult struct {
@@ -49,12 +50,12 @@ func TestRecordsCarryContentAsTheTypedFieldsDid(t *testing.T) {
 		}
 		u := a.Usage
 		same(t, "outcome", typedOutcome{true, a.Text, a.ToolCalls, a.Reasoning, a.FinishReason, u.Input, u.Output, u.CachedInput},
-			policy.AttemptOutcome{OK: true, Text: a.Text, ToolCalls: calls, Reasoning: reasoning, FinishReason: a.FinishReason,
-				Input: u.Input, Output: u.Output, CachedInput: u.CachedInput})
+			policy.AttemptOutcome{OK: true, Answer: policy.Answer{Text: a.Text, ToolCalls: calls, Reasoning: reasoning, FinishReason: a.FinishReason,
+				Input: u.Input, Output: u.Output, CachedInput: u.CachedInput}})
 		served := policy.Served{Provider: "openai", Model: "gpt-5", Profile: "openai:default"}
 		old := typedResult{a.Text, a.ToolCalls, a.Reasoning, a.FinishReason, u.Input, u.Output, u.CachedInput, served, nil, nil}
-		same(t, "result", old, policy.ReplyResult{Text: a.Text, ToolCalls: calls, Reasoning: reasoning, FinishReason: a.FinishReason,
-			Input: u.Input, Output: u.Output, CachedInput: u.CachedInput, Served: served})
+		same(t, "result", old, policy.ReplyResult{Answer: policy.Answer{Text: a.Text, ToolCalls: calls, Reasoning: reasoning,
+			FinishReason: a.FinishReason, Input: u.Input, Output: u.Output, CachedInput: u.CachedInput}, Served: served})
 
 		// A result recorded before decodes to the same answer.
 		data, _ := json.Marshal(old)

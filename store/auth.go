@@ -279,12 +279,3 @@ func (s *Store) TryProbe(ctx context.Context, agent, provider string, now time.T
 	return claimed, err
 }
 
-// LastProbe returns the provider's last probe time (zero if never).
-func (s *Store) LastProbe(ctx context.Context, agent, provider string) (time.Time, error) {
-	var last int64
-	err := s.queryRow(ctx, `SELECT last_probe_ms FROM probe_throttle WHERE agent = ? AND provider = ?`, agent, provider).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, nil
-	}
-	return fromMS(last), err
-}

@@ -200,8 +200,12 @@ func TestOrderLastGoodAndProbeThrottle(t *testing.T) {
 		if ok, _ := s.TryProbe(ctx, "main", "openai", t0.Add(30*time.Second)); !ok {
 			t.Error("no probe after 30 s")
 		}
-		if last, _ := s.LastProbe(ctx, "main", "openai"); !last.Equal(t0.Add(30 * time.Second)) {
-			t.Errorf("last probe %v", last)
+		// The claim at 30 s is the new last probe: the slot opens again 30 s after it.
+		if ok, _ := s.TryProbe(ctx, "main", "openai", t0.Add(59*time.Second)); ok {
+			t.Error("a probe 29 s after the last claim")
+		}
+		if ok, _ := s.TryProbe(ctx, "main", "openai", t0.Add(60*time.Second)); !ok {
+			t.Error("no probe 30 s after the last claim")
 		}
 	})
 }

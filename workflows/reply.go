@@ -318,9 +318,9 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 		_ = workflow.UpsertTypedSearchAttributes(ctx, saFinalModel.ValueSet(cand.String()), saFailoverReason.ValueSet(reason),
 			saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(usedFallback))
 	}
-	return policy.ReplyResult{Text: r.prefix + out.Text, ToolCalls: out.ToolCalls, Reasoning: out.Reasoning, FinishReason: out.FinishReason,
-		Input: out.Input, Output: out.Output, CachedInput: out.CachedInput,
-		Served:   policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
+	answer := out.Answer
+	answer.Text = r.prefix + out.Text // the caller's whole answer, when it continued a cut stream
+	return policy.ReplyResult{Answer: answer, Served: policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
 		Attempts: r.attempts, Notices: notices}, nil
 }
 
