@@ -17,7 +17,7 @@ import (
 // typed name: an implementation whose arguments or result differ from the name's does not compile.
 func Register(r worker.Registry, a *activities.Activities) {
 	RegisterWorkflows(r)
-	r.RegisterActivityWithOptions(a.Ping, activity.RegisterOptions{Name: workflows.PingActivityName})
+	bind(r, workflows.Ping, a.Ping)
 	bind(r, workflows.LoadReply, a.LoadReply)
 	bind(r, workflows.Attempt, a.Attempt)
 	bind(r, workflows.RecordOutcome, a.RecordOutcome)

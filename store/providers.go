@@ -8,7 +8,7 @@ import (
 
 // ProfileProviders returns the providers the given agents (and main, whose profiles an agent
 // without its own inherits) hold a stored or environment profile of: what decides whether a
-// model ref is reachable at all (policy.Config.Unreachable). Disabled profiles count: a disable
+// model ref is reachable at all (config.Unreachable). Disabled profiles count: a disable
 // is an operator's state, not a config mistake.
 func (s *Store) ProfileProviders(ctx context.Context, agents ...string) (map[string]bool, error) {
 	out := map[string]bool{}

@@ -15,6 +15,9 @@ const (
 	PingActivityName = "Ping"
 )
 
+// Ping is the ping activity: it answers with the worker's identity.
+var Ping = Activity[string, string]{PingActivityName}
+
 // PingInput asks a worker to answer.
 type PingInput struct {
 	Message string `json:"message"`
@@ -35,8 +38,8 @@ func PingWorkflow(ctx workflow.Context, in PingInput) (PingResult, error) {
 		// A worker that is up answers at once; retrying hides nothing worth hiding.
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	var worker string
-	if err := workflow.ExecuteActivity(ctx, PingActivityName, in.Message).Get(ctx, &worker); err != nil {
+	worker, err := Ping.Run(ctx, in.Message)
+	if err != nil {
 		return PingResult{}, err
 	}
 	return PingResult{Message: in.Message, Worker: worker, At: workflow.Now(ctx)}, nil
