@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/batonhq/baton/policy"
@@ -29,10 +28,7 @@ func validateSwitch(_ workflow.Context, s SwitchModel) error {
 	if err != nil {
 		return err
 	}
-	if s.Profile != "" && policy.ProviderOfProfile(s.Profile) != ref.Provider {
-		return fmt.Errorf("profile %q is not a %s profile", s.Profile, ref.Provider)
-	}
-	return nil
+	return policy.CheckUserChoice(ref, s.Profile)
 }
 
 // onSwitch takes a user's /model: the in-flight attempt finishes first (see applySwitch).
