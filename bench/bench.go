@@ -33,6 +33,7 @@ import (
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/workflows"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -107,6 +108,8 @@ type Results struct {
 	Raw map[string]float64 `json:"raw"`
 	// Events lists the history events of the measured happy and failover replies.
 	Events map[string][]string `json:"events"`
+	// Timeline gives the same events with their times: where a reply's overhead goes.
+	Timeline map[string][]string `json:"timeline"`
 }
 
 // Setup records what the run was sized with.
@@ -117,6 +120,8 @@ type Setup struct {
 	OutageSeconds       int64 `json:"outageSeconds"`
 	OutageEveryMs       int64 `json:"outageEveryMs"`
 	FirstTokenTimeoutMs int64 `json:"firstTokenTimeoutMs"`
+	// ServerArgs are the extra dev server flags of $BATON_BENCH_SERVER_ARGS, if any.
+	ServerArgs string `json:"serverArgs,omitempty"`
 }
 
 // AllPass reports whether every figure met its goal.
@@ -410,10 +415,10 @@ func (b *bench) close() {
 
 func (b *bench) run(ctx context.Context) (*Results, error) {
 	o := b.opts
-	res := &Results{At: time.Now().UTC(), Machine: machine(), Raw: b.raw, Events: map[string][]string{}, Setup: Setup{
+	res := &Results{At: time.Now().UTC(), Machine: machine(), Raw: b.raw, Events: map[string][]string{}, Timeline: map[string][]string{}, Setup: Setup{
 		LatencyMs: o.Latency.Milliseconds(), Samples: o.Samples, InFlight: o.InFlight,
 		OutageSeconds: int64(o.Outage / time.Second), OutageEveryMs: o.OutageEvery.Milliseconds(),
-		FirstTokenTimeoutMs: o.FirstTokenTimeout.Milliseconds()}}
+		FirstTokenTimeoutMs: o.FirstTokenTimeout.Milliseconds(), ServerArgs: os.Getenv("BATON_BENCH_SERVER_ARGS")}}
 
 	// Warm up both paths so that first-use costs (connections, caches) are not measured.
 	for range 3 {
@@ -470,15 +475,16 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 	}
 	b.raw["direct_winner_p50_ms"], b.raw["reply_failover_p50_ms"] = p(directWin, 50), p(failover, 50)
 
-	happyTypes, err := b.events(ctx, happyRun)
+	happyTypes, happyTimeline, err := b.events(ctx, happyRun)
 	if err != nil {
 		return nil, err
 	}
-	failTypes, err := b.events(ctx, failRun)
+	failTypes, failTimeline, err := b.events(ctx, failRun)
 	if err != nil {
 		return nil, err
 	}
 	res.Events["happy"], res.Events["failover"] = happyTypes, failTypes
+	res.Timeline["happy"], res.Timeline["failover"] = happyTimeline, failTimeline
 	happyEvents, failEvents := len(happyTypes), len(failTypes)
 	b.raw["events_failover"] = float64(failEvents)
 
@@ -512,11 +518,11 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 			direct, served, id, runID = append(direct, ms(d)), append(served, ms(sv)), wid, rid
 		}
 		b.raw["ttft_direct_p50_ms"], b.raw["ttft_serve_p50_ms"] = p(direct, 50), p(served, 50)
-		streamed, err := b.events(ctx, replied{id: id, runID: runID})
+		streamed, streamedTimeline, err := b.events(ctx, replied{id: id, runID: runID})
 		if err != nil {
 			return nil, err
 		}
-		res.Events["streamed"] = streamed
+		res.Events["streamed"], res.Timeline["streamed"] = streamed, streamedTimeline
 		ttftFigures = []Figure{
 			figure("ttft_ratio", b.raw["ttft_serve_p50_ms"]/b.raw["ttft_direct_p50_ms"], "", 1.10, "<=",
 				fmt.Sprintf("p50 time to the first content byte through baton serve (streamed) ÷ direct, on a streamed answer of %d chunks over %v", streamWords, streamWords*streamGap)),
@@ -648,6 +654,8 @@ func (b *bench) wait(ctx context.Context, run client.WorkflowRun, start time.Tim
 // or was turned away is sent again with the same workflow ID (so it never starts twice), and one
 // the server already took is joined. The time spent waiting counts in the workflow's latency.
 func (b *bench) startUnderLoad(ctx context.Context, retried *atomic.Int64, opts client.StartWorkflowOptions, workflowType string, args ...any) (client.WorkflowRun, error) {
+	// A start sent again after the first one's workflow already ended must not run it twice.
+	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	for {
 		run, err := b.c.ExecuteWorkflow(ctx, opts, workflowType, args...)
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
@@ -672,12 +680,15 @@ func (b *bench) startUnderLoad(ctx context.Context, retried *atomic.Int64, opts 
 }
 
 // events lists a reply's history events by type (a local activity's marker by its activity).
-func (b *bench) events(ctx context.Context, r replied) ([]string, error) {
+// The timeline gives each event's time after the first (the server's clock), and the time the
+// bench saw the answer after its start call (reply.took) when known.
+func (b *bench) events(ctx context.Context, r replied) ([]string, []string, error) {
 	h, err := history.Fetch(ctx, b.c, r.id, r.runID)
 	if err != nil {
-		return nil, fmt.Errorf("history of %s: %w", r.id, err)
+		return nil, nil, fmt.Errorf("history of %s: %w", r.id, err)
 	}
-	var types []string
+	var types, timeline []string
+	var first time.Time
 	for _, e := range h.GetEvents() {
 		t := strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
 		if m := e.GetMarkerRecordedEventAttributes(); m != nil {
@@ -691,8 +702,16 @@ func (b *bench) events(ctx context.Context, r replied) ([]string, error) {
 			t += " " + a.GetActivityType().GetName()
 		}
 		types = append(types, t)
+		at := e.GetEventTime().AsTime()
+		if first.IsZero() {
+			first = at
+		}
+		timeline = append(timeline, fmt.Sprintf("%7.1f ms %s", ms(at.Sub(first)), t))
 	}
-	return types, nil
+	if r.took > 0 {
+		timeline = append(timeline, fmt.Sprintf("%7.1f ms answered (bench: start call to result)", ms(r.took)))
+	}
+	return types, timeline, nil
 }
 
 // outage sends one reply every OutageEvery on one session while the primary answers 503, and
@@ -823,6 +842,7 @@ func (b *bench) load(ctx context.Context, kind string, start func(i int) (client
 	errs := make([]error, n)
 	var retried atomic.Int64
 	var wg sync.WaitGroup
+	cpu := b.cpuTimes()
 	begin := time.Now()
 	for i := range n {
 		wg.Add(1)
@@ -848,7 +868,80 @@ func (b *bench) load(ctx context.Context, kind string, start func(i int) (client
 	}
 	b.raw[kind+"_wall_ms"] = ms(wall)
 	b.raw[kind+"_retried_starts"] = float64(retried.Load())
+	for proc, t := range b.cpuTimes() {
+		if t0, ok := cpu[proc]; ok {
+			b.raw[kind+"_"+proc+"_cpu_ms_per_wf"] = ms(t-t0) / float64(n)
+		}
+	}
 	return float64(n) / wall.Seconds(), lat, nil
+}
+
+// cpuTimes reads the CPU time (user + system) spent so far by the dev server, the worker and the
+// bench process, where /proc has them: what each costs per workflow under load.
+func (b *bench) cpuTimes() map[string]time.Duration {
+	pids := map[string]int{"bench": os.Getpid()}
+	if b.worker != nil && b.worker.Process != nil {
+		pids["worker"] = b.worker.Process.Pid
+	}
+	if pid := childWithArg(os.Getpid(), "start-dev"); pid != 0 {
+		pids["server"] = pid
+	}
+	times := map[string]time.Duration{}
+	for name, pid := range pids {
+		if t, err := cpuTime(pid); err == nil {
+			times[name] = t
+		}
+	}
+	return times
+}
+
+// cpuTime is a process's user + system CPU time from /proc/PID/stat (in USER_HZ ticks, 100 a
+// second on Linux).
+func cpuTime(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name (which may hold spaces) in parentheses: utime and stime
+	// are the 12th and 13th.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// childWithArg finds a child process of parent with arg in its command line (the dev server,
+// which the SDK starts as PATH server start-dev …), or 0.
+func childWithArg(parent int, arg string) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			return pid
+		}
+	}
+	return 0
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

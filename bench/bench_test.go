@@ -56,15 +56,15 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 			t.Errorf("%s: goal %s %v (%q)", name, f.Cmp, f.Goal, f.How)
 		}
 	}
-	// A happy reply's history: start, a workflow task that loads and schedules the attempt, the
-	// attempt, a workflow task that completes: 12 events and the 2 of the lean-history guard.
-	if f, _ := res.Figure("events_happy"); f.Value != 14 {
-		t.Errorf("events_happy %v: %q", f.Value, res.Events["happy"])
+	// The event figures count the listed histories (their goals, not this test, hold their size:
+	// the reply's history is being made leaner).
+	happy, failover := res.Events["happy"], res.Events["failover"]
+	if f, _ := res.Figure("events_happy"); f.Value != float64(len(happy)) || len(happy) < 4 ||
+		happy[0] != "WorkflowExecutionStarted" || happy[len(happy)-1] != "WorkflowExecutionCompleted" {
+		t.Errorf("events_happy %v: %q", f.Value, happy)
 	}
-	// One more attempt: its activity (3), a workflow task (3), the fallback write (1), and the
-	// search attributes a failover sets (1).
-	if f, _ := res.Figure("events_per_extra_attempt"); f.Value != 8 {
-		t.Errorf("events_per_extra_attempt %v: %q", f.Value, res.Events["failover"])
+	if f, _ := res.Figure("events_per_extra_attempt"); f.Value <= 0 || f.Value != float64(len(failover)-len(happy)) {
+		t.Errorf("events_per_extra_attempt %v: %q", f.Value, failover)
 	}
 	if f, _ := res.Figure("happy_ratio"); f.Value < 1 {
 		t.Errorf("a reply faster than the call it makes: %v", f.Value)

@@ -33,8 +33,6 @@ type options struct {
 	historyShards int
 	// visibilityIndexes is "lean" (leanVisibilityIndexes) or "all" (the schema's 58).
 	visibilityIndexes string
-	// separateVisibility keeps visibility in its own in-memory database.
-	separateVisibility bool
 }
 
 // projectSearchAttributes are registered on every namespace so that baton's workflows can upsert
@@ -90,7 +88,6 @@ func parseArgs(args []string) (*options, error) {
 	fs.StringVar(&o.uiCodecEndpoint, "ui-codec-endpoint", "", "codec server URL the Web UI uses to decode payloads")
 	fs.IntVar(&o.historyShards, "num-history-shards", 1, "history shards of a new database (a --db-filename that exists keeps the number it was made with)")
 	fs.StringVar(&o.visibilityIndexes, "visibility-indexes", "lean", "lean: index only what a list of workflows orders or filters by and the custom search attributes in use; all: every index of Temporal's schema")
-	fs.BoolVar(&o.separateVisibility, "separate-visibility-db", false, "keep visibility in its own in-memory database")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(nil)

@@ -41,8 +41,28 @@ func TestParseArgsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.frontendAddress() != "127.0.0.1:7233" || o.uiPort != 8233 || o.headless || o.dbFilename != "" ||
-		len(o.namespaces) != 1 || o.namespaces[0] != "default" {
+		len(o.namespaces) != 1 || o.namespaces[0] != "default" || o.historyShards != 1 || o.visibilityIndexes != "lean" {
 		t.Errorf("got %+v", o)
+	}
+}
+
+func TestParseArgsTuning(t *testing.T) {
+	o, err := parseArgs([]string{"--num-history-shards", "4", "--visibility-indexes", "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.historyShards != 4 || o.visibilityIndexes != "all" {
+		t.Errorf("got %+v", o)
+	}
+}
+
+// GOGC in the environment wins over the server's own target.
+func TestGCTarget(t *testing.T) {
+	if got := gcTarget(func(string) string { return "" }); got != gcPercent {
+		t.Errorf("no GOGC: %d, want %d", got, gcPercent)
+	}
+	if got := gcTarget(func(k string) string { return map[string]string{"GOGC": "100"}[k] }); got != 0 {
+		t.Errorf("GOGC=100: %d, want 0 (left to the runtime)", got)
 	}
 }
 
@@ -62,6 +82,9 @@ func TestParseArgsNamesWhatIsWrong(t *testing.T) {
 		{[]string{"--search-attribute", "X"}, "--search-attribute"},
 		{[]string{"serve"}, `unknown command "serve"`},
 		{[]string{"--port", "1", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--num-history-shards", "0"}, "--num-history-shards: 0"},
+		{[]string{"--num-history-shards", "many"}, "-num-history-shards"},
+		{[]string{"--visibility-indexes", "some"}, `--visibility-indexes: "some"`},
 	}
 	for _, c := range cases {
 		_, err := parseArgs(c.args)

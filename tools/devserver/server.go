@@ -246,7 +246,11 @@ func serverConfig(opts *options, sqlConf *config.SQL) (*config.Config, error) {
 		NumHistoryShards: int32(opts.historyShards),
 		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlConf}},
 	}
-	if opts.separateVisibility && opts.dbFilename == "" {
+	if opts.dbFilename == "" {
+		// Visibility in its own in-memory database: its writes (a workflow's start, upserts and
+		// close, the costliest statements the server runs) go through their own connection
+		// instead of queueing with the history and matching writes on the one connection the
+		// plugin opens per database.
 		vis := *sqlConf
 		vis.ConnectAttributes = maps.Clone(sqlConf.ConnectAttributes)
 		vis.DatabaseName += "-visibility"
@@ -312,6 +316,12 @@ func dynamicConfig(opts *options) dynamicconfig.StaticClient {
 		// trip through matching (baton's Attempt after its first workflow task).
 		dynamicconfig.MakeKey("system.enableActivityEagerExecution"): true,
 		dynamicconfig.MakeKey("system.enableEagerWorkflowStart"):     true,
+		// One partition per task queue (Temporal's default is 4, for spreading a queue over
+		// matching hosts; this server has one). With 4, 1,000 workflows started at once often
+		// stalled ~50 s with the server idle and the worker's pollers waiting, while tasks and
+		// polls were forwarded between partitions; with one, never (BENCHMARKS.md).
+		dynamicconfig.MakeKey("matching.numTaskqueueReadPartitions"):  1,
+		dynamicconfig.MakeKey("matching.numTaskqueueWritePartitions"): 1,
 	}
 	for k, v := range opts.dynamicConfig {
 		dc[dynamicconfig.MakeKey(k)] = v
