@@ -140,7 +140,7 @@ type AttemptOutcome struct {
 	Delivered          bool   `json:"delivered,omitempty"`
 	ToolCallsDelivered int    `json:"toolCallsDelivered,omitempty"`
 
-	// Recorded is the profile's usage stats after the attempt recorded its outcome (Record);
+	// Recorded is the profile's usage stats after the attempt recorded its final outcome itself;
 	// nil when it did not, and the reply records it.
 	Recorded *ProfileStats `json:"recorded,omitempty"`
 	// TurnEnded: the attempt wrote OnSuccess.

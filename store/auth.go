@@ -278,4 +278,3 @@ func (s *Store) TryProbe(ctx context.Context, agent, provider string, now time.T
 	})
 	return claimed, err
 }
-

@@ -201,16 +201,13 @@ func patchedModel(m policy.SessionModel, patch map[string]string) (ref policy.Mo
 	if v, ok := patch["modelOverride"]; ok {
 		chosen, model = true, v
 	}
-	switch {
-	case !chosen || model == "":
+	if !chosen || model == "" {
 		return policy.ModelRef{}, chosen, nil
-	case provider == "":
-		// Old entries keep "provider/model" in modelOverride alone.
-		r, err := policy.ParseModelRef(model)
-		if err != nil {
-			return policy.ModelRef{}, false, fmt.Errorf("modelOverride %q has no providerOverride: %w", model, err)
-		}
-		return r, true, nil
 	}
-	return policy.ModelRef{Provider: provider, Model: model}, true, nil
+	// The session's own reading: an old entry keeps "provider/model" in modelOverride alone.
+	r, ok := policy.SessionModel{ProviderOverride: provider, ModelOverride: model}.Override()
+	if !ok {
+		return policy.ModelRef{}, false, fmt.Errorf("modelOverride %q has no providerOverride", model)
+	}
+	return r, true, nil
 }

@@ -52,7 +52,9 @@ func TestLayering(t *testing.T) {
 		case pkg == "workflows" || pkg == "config":
 			return func(dep string) bool { return dep == "policy" }
 		case strings.HasPrefix(pkg, "internal/"):
-			return func(dep string) bool { return dep == "policy" || dep == "provider" || strings.HasPrefix(dep, "internal/") }
+			return func(dep string) bool {
+				return dep == "policy" || dep == "provider" || strings.HasPrefix(dep, "internal/")
+			}
 		}
 		return func(dep string) bool { return dep != "testsuite" && dep != "starter" && dep != "worker" }
 	}
