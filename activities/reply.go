@@ -35,23 +35,6 @@ func DefaultLimits() Limits {
 		FirstTokenTimeout: provider.DefaultFirstTokenTimeout, IdleTimeout: provider.DefaultIdleTimeout, ResponseTimeout: provider.DefaultResponseTimeout}
 }
 
-// ConfigSource hands out the current config (reloaded on change by the worker).
-type ConfigSource struct{ v atomic.Pointer[policy.Config] }
-
-// Set replaces the current config.
-func (c *ConfigSource) Set(cfg *policy.Config) { c.v.Store(cfg) }
-
-// Get returns the current config, or the default one.
-func (c *ConfigSource) Get() *policy.Config {
-	if c == nil {
-		return policy.DefaultConfig()
-	}
-	if cfg := c.v.Load(); cfg != nil {
-		return cfg
-	}
-	return policy.DefaultConfig()
-}
-
 func (a *Activities) limits() Limits {
 	if a.Limits == (Limits{}) {
 		return DefaultLimits()

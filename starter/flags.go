@@ -24,6 +24,8 @@ type temporalFlags struct {
 	env.Temporal
 	// interceptors go on the client (serve's tracing); none for most commands.
 	interceptors []interceptor.ClientInterceptor
+	// identity names the client in histories (serve's; the SDK's pid@host when empty).
+	identity string
 }
 
 func (t *temporalFlags) register(fs *flag.FlagSet) {
@@ -59,7 +61,7 @@ func (t *temporalFlags) clientOptions() (client.Options, error) {
 		return client.Options{}, err
 	}
 	return client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logging.Discard,
-		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors}, nil
+		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors, Identity: t.identity}, nil
 }
 
 // dial connects, retrying until ctx ends so that a command run right after the server starts

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -8,8 +9,8 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/live"
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/store"
 	"go.temporal.io/sdk/client"
@@ -27,23 +28,54 @@ type liveDoor struct {
 	w     worker.Worker
 }
 
-// startLiveDoor starts the worker; the attempts it runs read the same store and config as the
-// shared worker's.
-func startLiveDoor(c client.Client, sharedQueue string, st *store.Store, cfg *policy.Config, logger *zap.Logger) (*liveDoor, error) {
+// startLiveDoor starts the worker; the attempts it runs read the store, config and limits of
+// acts, as the shared worker's do.
+func startLiveDoor(c client.Client, sharedQueue string, acts activities.Activities) (*liveDoor, error) {
 	host, _ := os.Hostname()
 	queue := fmt.Sprintf("%s/door/%s-%d-%s", sharedQueue, host, os.Getpid(), newStreamKey()[:8])
-	src := &activities.ConfigSource{}
-	src.Set(cfg)
-	if logger == nil {
-		logger = zap.NewNop()
+	if acts.Logger == nil {
+		acts.Logger = zap.NewNop()
 	}
 	hub := live.NewHub()
+	acts.Identity, acts.Streams = "door@"+host, hub
 	w := worker.New(c, queue, registry.WorkerOptions(10*time.Second))
-	registry.RegisterAttempts(w, &activities.Activities{Identity: "door@" + host, Logger: logger, Store: st, Config: src, Streams: hub})
+	registry.RegisterAttempts(w, &acts)
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("starting the worker for live attempts on %s: %w", queue, err)
 	}
 	return &liveDoor{hub: hub, queue: queue, w: w}, nil
+}
+
+// startSharedWorker runs the shared queue's workflows and activities in this process, as
+// baton-worker does: a reply this process starts then runs its first workflow task here at once
+// (eager start), and the attempt it schedules too (eager activity).
+func startSharedWorker(c client.Client, queue string, acts activities.Activities) (worker.Worker, error) {
+	acts.Identity = serveIdentity()
+	w := worker.New(c, queue, registry.WorkerOptions(30*time.Second))
+	registry.Register(w, &acts)
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("starting the worker for the shared task queue %s: %w", queue, err)
+	}
+	return w, nil
+}
+
+// serveIdentity names serve's client and workers in histories: an eagerly started workflow
+// task is recorded as started by the client that started the reply.
+func serveIdentity() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("serve/%d@%s", os.Getpid(), host)
+}
+
+// replyActivities are the activities a front door runs: on its store and config, with the
+// limits of the environment (BATON_FIRST_TOKEN_TIMEOUT_MS and the rest, as baton-worker reads
+// them). warn is a setting to report that still leaves a working default.
+func replyActivities(st *store.Store, src *activities.ConfigSource) (acts activities.Activities, warn, err error) {
+	e, err := env.LoadLimits(context.Background(), nil)
+	if err != nil {
+		return acts, nil, err
+	}
+	lim, warn := activities.LimitsFrom(e)
+	return activities.Activities{Store: st, Config: src, Limits: lim}, warn, nil
 }
 
 // Stop stops the worker (attempts in flight get its stop timeout).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/batonhq/baton/activities"
 	"io"
 	"os"
 	"os/signal"
@@ -123,7 +124,15 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 			return exitFailure
 		}
 		defer st.Close()
-		door, err := startLiveDoor(c, tf.TaskQueue, st, cfg, nil)
+		acts, warn, err := replyActivities(st, activities.StaticConfig(cfg))
+		if err != nil {
+			fmt.Fprintf(errOut, "baton reply: %v\n", err)
+			return exitUsage
+		}
+		if warn != nil {
+			fmt.Fprintf(errOut, "baton reply: %v (the default is used)\n", warn)
+		}
+		door, err := startLiveDoor(c, tf.TaskQueue, acts)
 		if err != nil {
 			fmt.Fprintf(errOut, "baton reply: %v\n", err)
 			return exitFailure

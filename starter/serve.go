@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/internal/logging"
 	"io"
 	"math"
 	"net"
@@ -58,7 +61,13 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton serve: %v\n", err)
 		return exitUsage
 	}
-	cfg, err := loadConfig(*configPath)
+	logger, err := logging.New(cmp.Or(os.Getenv("LOG_LEVEL"), "info"), cmp.Or(os.Getenv("LOG_FORMAT"), "console"))
+	if err != nil {
+		fmt.Fprintf(errOut, "baton serve: LOG_LEVEL / LOG_FORMAT: %v\n", err)
+		return exitUsage
+	}
+	defer func() { _ = logger.Sync() }()
+	cfg, loaded, err := activities.LoadConfigFile(*configPath)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton serve: --config / BATON_CONFIG: %v\n", err)
 		return exitUsage
@@ -89,6 +98,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	defer shutdownTracing(tracer)
 	tf.interceptors = tracer.ClientInterceptors()
+	tf.identity = serveIdentity()
 	// Turns too large for a workflow input are kept in the store the worker reads.
 	st, err := openStore(ctx, *storeURL)
 	if err != nil {
@@ -96,6 +106,14 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	defer st.Close()
+	acts, warn, err := replyActivities(st, nil)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton serve: %v\n", err)
+		return exitUsage
+	}
+	if warn != nil {
+		fmt.Fprintf(errOut, "baton serve: %v (the default is used)\n", warn)
+	}
 	// A server that is not up yet is waited for (BATON_CONNECT_TIMEOUT), saying so.
 	c, err := tf.dialWaiting(ctx, func(msg string) { fmt.Fprintln(errOut, "baton serve: "+msg) })
 	if err != nil {
@@ -103,18 +121,31 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	defer c.Close()
-	door, err := startLiveDoor(c, tf.TaskQueue, st, cfg, nil)
+	// serve runs replies as baton-worker does, on the same config file (reloaded on change): its
+	// callers' attempts on a queue of its own (live deltas in memory), and the shared queue's
+	// workflow tasks and attempts, so that a reply it starts begins here without a trip through
+	// the server's matching (eager start; docs/DECISIONS.md: serve runs replies).
+	src := activities.StaticConfig(cfg)
+	go src.Watch(ctx, *configPath, loaded, 2*time.Second, nil, logger)
+	acts.Config, acts.Logger = src, logger
+	door, err := startLiveDoor(c, tf.TaskQueue, acts)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton serve: %v\n", err)
 		return exitFailure
 	}
 	defer door.Stop()
+	shared, err := startSharedWorker(c, tf.TaskQueue, acts)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton serve: %v\n", err)
+		return exitFailure
+	}
+	defer shared.Stop()
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton serve: --listen %s: %v\n", *listen, err)
 		return exitFailure
 	}
-	api := &server{client: c, taskQueue: tf.TaskQueue, token: token, config: cfg, timeout: *timeout,
+	api := &server{client: c, taskQueue: tf.TaskQueue, token: token, config: src, timeout: *timeout,
 		content: st, maxBody: maxBody, live: door, inflight: inflight, hasProfile: func(ctx context.Context, provider string) bool {
 			providers, err := st.ProfileProviders(ctx)
 			return err != nil || providers[provider] // the store's trouble is not the request's mistake
@@ -122,7 +153,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	mux := http.NewServeMux()
 	// The operator page: the same token, as a bearer token or typed once into its sign-in form.
 	mux.Handle(ui.Prefix, ui.RequireToken(token, ui.New(ui.Options{Client: c, Namespace: tf.Namespace, Store: st,
-		Config: func() *policy.Config { return cfg }, WebUIURL: *webUI})))
+		Config: src.Get, WebUIURL: *webUI})))
 	health.Mount(mux, health.Temporal(c), health.Check{Name: "store", Fn: st.Ping})
 	mux.Handle("/", api)
 	srv := &http.Server{Handler: tracer.Handler(mux, "baton serve"), ReadHeaderTimeout: 10 * time.Second}
@@ -162,7 +193,7 @@ type server struct {
 	client    client.Client
 	taskQueue string
 	token     string
-	config    *policy.Config
+	config    *activities.ConfigSource
 	timeout   time.Duration
 	// content keeps turns too large to travel in the workflow input (the store).
 	content workflows.ContentPutter
@@ -239,8 +270,9 @@ func (s *server) models(w http.ResponseWriter) {
 			data = append(data, map[string]any{"id": id, "object": "model", "created": 0, "owned_by": owner})
 		}
 	}
-	refs := append([]policy.ModelRef{s.config.Model.Primary}, s.config.Model.Fallbacks...)
-	for _, a := range s.config.Agents {
+	cfg := s.config.Get()
+	refs := append([]policy.ModelRef{cfg.Model.Primary}, cfg.Model.Fallbacks...)
+	for _, a := range cfg.Agents {
 		if a.Model != nil {
 			refs = append(append(refs, a.Model.Primary), a.Model.Fallbacks...)
 		}
@@ -251,7 +283,7 @@ func (s *server) models(w http.ResponseWriter) {
 		}
 	}
 	add("agent:main", "baton")
-	for _, a := range s.config.Agents {
+	for _, a := range cfg.Agents {
 		add("agent:"+a.ID, "baton")
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -326,7 +358,7 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 		d.writeError(w, werr)
 		return
 	}
-	if _, ok := s.config.Agent(req.Agent); !ok && req.Agent != "main" {
+	if _, ok := s.config.Get().Agent(req.Agent); !ok && req.Agent != "main" {
 		// An agent the config does not have is a mistake to name, not a chain of defaults.
 		d.writeError(w, wire.BadRequest("model", "model: agent %q is not in the config's agents.list", req.Agent))
 		return
@@ -432,12 +464,13 @@ func (s *server) reachable(ctx context.Context, req policy.ReplyRequest) *wire.E
 	if s.hasProfile == nil || req.Cron == nil {
 		return nil
 	}
+	cfg := s.config.Get()
 	refs := map[string]policy.ModelRef{"model": req.Cron.Model}
 	for i, f := range req.Cron.Fallbacks {
 		refs[fmt.Sprintf("fallbacks[%d]", i)] = f
 	}
 	for param, ref := range refs {
-		if _, ok := s.config.Providers[ref.Provider]; ok || ref.IsZero() || s.hasProfile(ctx, ref.Provider) {
+		if _, ok := cfg.Providers[ref.Provider]; ok || ref.IsZero() || s.hasProfile(ctx, ref.Provider) {
 			continue
 		}
 		return wire.BadRequest(param, "%s: %s: provider %q has no models.providers entry and no stored profile", param, ref, ref.Provider)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/batonhq/baton/activities"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -29,12 +30,12 @@ func newLiveWorld(t *testing.T, config string, rules []fakeprovider.Rule) *turnW
 	srv := testsuite.SharedServer(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	door, err := startLiveDoor(srv.Client(), tq, w.Store, w.Config.Get(), nil)
+	door, err := startLiveDoor(srv.Client(), tq, activities.Activities{Store: w.Store, Config: w.Config})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Stop)
-	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config.Get(), timeout: time.Minute, content: w.Store, live: door})
+	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: door})
 	t.Cleanup(h.Close)
 	return &turnWorld{World: w, h: h}
 }

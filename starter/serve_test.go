@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/batonhq/baton/activities"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -26,7 +27,7 @@ func serveWorld(t *testing.T, rules []fakeprovider.Rule) *httptest.Server {
 	srv := testsuite.SharedServer(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config.Get(), timeout: time.Minute})
+	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute})
 	t.Cleanup(h.Close)
 	return h
 }
@@ -177,7 +178,7 @@ func TestServeNeedsATokenOffLoopback(t *testing.T) {
 	if err := checkServeAuth("0.0.0.0:8080", "s3cret"); err != nil {
 		t.Error(err)
 	}
-	h := httptest.NewServer(&server{token: "s3cret", config: policy.DefaultConfig()})
+	h := httptest.NewServer(&server{token: "s3cret", config: activities.StaticConfig(policy.DefaultConfig())})
 	defer h.Close()
 	if resp, _ := post(t, h.URL+"/v1/chat/completions", pythonShape, nil); resp.StatusCode != 401 {
 		t.Errorf("no token: %d", resp.StatusCode)

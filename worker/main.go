@@ -57,7 +57,7 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	}
 	defer func() { _ = logger.Sync() }()
 
-	conf, loaded, err := loadConfigFile(cfg.ConfigFile)
+	conf, loaded, err := activities.LoadConfigFile(cfg.ConfigFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton-worker: BATON_CONFIG: %v\n", err)
 		return exitUsage
@@ -114,12 +114,12 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 		}
 		return exitUsage
 	}
-	go watchConfig(watchCtx, cfg.ConfigFile, loaded, configSource, logger, 2*time.Second, func(c *policy.Config) error {
+	go configSource.Watch(watchCtx, cfg.ConfigFile, loaded, 2*time.Second, func(c *policy.Config) error {
 		if problems := unreachable(context.Background(), st, c); len(problems) > 0 {
 			return problems[0]
 		}
 		return nil
-	})
+	}, logger)
 
 	go pruneContent(watchCtx, st, cfg.Retention(), logger, time.Hour)
 
@@ -179,9 +179,13 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	}
 	logger.Info("schedules reconciled", zap.Strings("created", rep.Created), zap.Strings("updated", rep.Updated), zap.Strings("deleted", rep.Deleted))
 
+	limits, err := activities.LimitsFrom(cfg.Limits)
+	if err != nil {
+		logger.Warn("bad skip cache TTL", zap.Error(err))
+	}
 	w := worker.New(c, cfg.TaskQueue, registry.WorkerOptions(stopTimeout))
 	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger, Store: st,
-		Config: configSource, Limits: limitsOf(cfg, logger), Metrics: reg})
+		Config: configSource, Limits: limits, Metrics: reg})
 
 	logger.Info("baton-worker polling", zap.String("address", cfg.Address),
 		zap.String("namespace", cfg.Namespace), zap.String("taskQueue", cfg.TaskQueue))

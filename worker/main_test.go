@@ -97,7 +97,7 @@ func TestConfigReloadKeepsTheLastGoodOne(t *testing.T) {
 	}
 	base := time.Now().Add(-time.Hour)
 	write(`{agents: {defaults: {model: "openai/gpt-5"}}}`, base)
-	cfg, loaded, err := loadConfigFile(path)
+	cfg, loaded, err := activities.LoadConfigFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestConfigReloadKeepsTheLastGoodOne(t *testing.T) {
 	src.Set(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go watchConfig(ctx, path, loaded, src, zap.NewNop(), 10*time.Millisecond, nil)
+	go src.Watch(ctx, path, loaded, 10*time.Millisecond, nil, zap.NewNop())
 
 	write(`{agents: {defaults: {model: "anthropic/claude"}}}`, base.Add(time.Minute))
 	waitFor(t, func() bool { return src.Get().Model.Primary.Provider == "anthropic" })

@@ -17,8 +17,12 @@ import (
 // ReplyStartOptions are how every starter of a reply (baton reply, serve, cron schedules, the
 // bench) starts it: the agent and session go in as search attributes at start, so the reply need
 // not spend a history event upserting them.
+// EnableEagerStart: where the starter's process runs a worker for the queue (serve), the server
+// hands the first workflow task back in the start's answer, without a trip through matching; the
+// SDK asks for it only then.
 func ReplyStartOptions(id, taskQueue, agent, session string) client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, TypedSearchAttributes: ReplySearchAttributes(agent, session)}
+	return client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, TypedSearchAttributes: ReplySearchAttributes(agent, session),
+		EnableEagerStart: true}
 }
 
 // ReplySearchAttributes are the attributes a reply starts with.

@@ -34,23 +34,38 @@ type Worker struct {
 	ConfigFile string `env:"BATON_CONFIG"`
 	LogLevel   string `env:"LOG_LEVEL, default=info"`
 	LogFormat  string `env:"LOG_FORMAT, default=json"`
+	Limits
+	// MetricsListen serves Prometheus metrics on host:port when set.
+	MetricsListen string `env:"BATON_METRICS_LISTEN"`
+	// PayloadKey encrypts workflow payloads (AES-256-GCM) when set.
+	PayloadKey string `env:"BATON_PAYLOAD_KEY"`
+	// ContentRetention is how long a turn's content stays in the store (a Go duration or Nd).
+	ContentRetention string `env:"BATON_CONTENT_RETENTION, default=7d"`
+}
+
+// Limits bound a reply's waits and streams. Every process that runs replies reads them: the
+// worker, and serve, which runs replies too.
+type Limits struct {
 	// RetryMaxWaitSeconds caps a Retry-After that a reply waits out (DESIGN.md).
 	RetryMaxWaitSeconds int `env:"BATON_RETRY_MAX_WAIT_SECONDS, default=60"`
 	// SkipTTL is BATON_FALLBACK_SKIP_TTL_MS, also read as OPENCLAW_FALLBACK_SKIP_TTL_MS.
 	SkipTTLMs       string `env:"BATON_FALLBACK_SKIP_TTL_MS"`
 	OpenClawSkipTTL string `env:"OPENCLAW_FALLBACK_SKIP_TTL_MS"`
 	FirstTokenMs    int    `env:"BATON_FIRST_TOKEN_TIMEOUT_MS, default=60000"`
-	// MetricsListen serves Prometheus metrics on host:port when set.
-	MetricsListen string `env:"BATON_METRICS_LISTEN"`
-	// PayloadKey encrypts workflow payloads (AES-256-GCM) when set.
-	PayloadKey string `env:"BATON_PAYLOAD_KEY"`
-	IdleMs     int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
+	IdleMs          int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
 	// ResponseMs bounds the wait for a provider's response headers.
 	ResponseMs int `env:"BATON_RESPONSE_TIMEOUT_MS, default=10000"`
 	// InfraRetries bounds the runs again of an attempt whose worker was lost.
 	InfraRetries int `env:"BATON_INFRA_RETRIES, default=3"`
-	// ContentRetention is how long a turn's content stays in the store (a Go duration or Nd).
-	ContentRetention string `env:"BATON_CONTENT_RETENTION, default=7d"`
+}
+
+// LoadLimits reads the reply limits from l (the process environment if nil).
+func LoadLimits(ctx context.Context, l envconfig.Lookuper) (Limits, error) {
+	var lim Limits
+	if err := process(ctx, l, &lim); err != nil {
+		return lim, err
+	}
+	return lim, lim.Validate()
 }
 
 // Retention is BATON_CONTENT_RETENTION as a duration (validated by Validate).
@@ -125,6 +140,7 @@ func envNames(t reflect.Type) map[string]string {
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
 			for k, v := range envNames(f.Type) {
 				out[k] = v
+				out[f.Name+": "+k] = v // go-envconfig names the embedded struct first
 			}
 			continue
 		}
@@ -163,20 +179,8 @@ func (w Worker) Validate() error {
 			return fmt.Errorf("BATON_CONFIG: %w", err)
 		}
 	}
-	if w.RetryMaxWaitSeconds < 0 || w.RetryMaxWaitSeconds > 3600 {
-		return fmt.Errorf("BATON_RETRY_MAX_WAIT_SECONDS: %d is not 0..3600", w.RetryMaxWaitSeconds)
-	}
-	if w.FirstTokenMs < 100 || w.FirstTokenMs > 3600000 {
-		return fmt.Errorf("BATON_FIRST_TOKEN_TIMEOUT_MS: %d is not 100..3600000", w.FirstTokenMs)
-	}
-	if w.InfraRetries < 1 || w.InfraRetries > 100 {
-		return fmt.Errorf("BATON_INFRA_RETRIES: %d is not 1..100", w.InfraRetries)
-	}
-	if w.ResponseMs < 100 || w.ResponseMs > 3600000 {
-		return fmt.Errorf("BATON_RESPONSE_TIMEOUT_MS: %d is not 100..3600000", w.ResponseMs)
-	}
-	if w.IdleMs < 100 || w.IdleMs > 3600000 {
-		return fmt.Errorf("BATON_IDLE_TIMEOUT_MS: %d is not 100..3600000", w.IdleMs)
+	if err := w.Limits.Validate(); err != nil {
+		return err
 	}
 	if w.MetricsListen != "" {
 		if err := ValidateAddress(w.MetricsListen); err != nil {
@@ -231,6 +235,26 @@ func ValidateStore(url string) error {
 	}
 	if rest == "" {
 		return fmt.Errorf("%q names no database", url)
+	}
+	return nil
+}
+
+// Validate checks each limit and names the variable of the first bad one.
+func (l Limits) Validate() error {
+	if l.RetryMaxWaitSeconds < 0 || l.RetryMaxWaitSeconds > 3600 {
+		return fmt.Errorf("BATON_RETRY_MAX_WAIT_SECONDS: %d is not 0..3600", l.RetryMaxWaitSeconds)
+	}
+	if l.FirstTokenMs < 100 || l.FirstTokenMs > 3600000 {
+		return fmt.Errorf("BATON_FIRST_TOKEN_TIMEOUT_MS: %d is not 100..3600000", l.FirstTokenMs)
+	}
+	if l.InfraRetries < 1 || l.InfraRetries > 100 {
+		return fmt.Errorf("BATON_INFRA_RETRIES: %d is not 1..100", l.InfraRetries)
+	}
+	if l.ResponseMs < 100 || l.ResponseMs > 3600000 {
+		return fmt.Errorf("BATON_RESPONSE_TIMEOUT_MS: %d is not 100..3600000", l.ResponseMs)
+	}
+	if l.IdleMs < 100 || l.IdleMs > 3600000 {
+		return fmt.Errorf("BATON_IDLE_TIMEOUT_MS: %d is not 100..3600000", l.IdleMs)
 	}
 	return nil
 }

@@ -17,11 +17,12 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Temporal:            Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "baton"},
-		Store:               DefaultStore,
-		LogLevel:            "info",
-		LogFormat:           "json",
-		RetryMaxWaitSeconds: 60, FirstTokenMs: 60000, IdleMs: 60000, ResponseMs: 10000, InfraRetries: 3, ContentRetention: "7d",
+		Temporal:         Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "baton"},
+		Store:            DefaultStore,
+		LogLevel:         "info",
+		LogFormat:        "json",
+		Limits:           Limits{RetryMaxWaitSeconds: 60, FirstTokenMs: 60000, IdleMs: 60000, ResponseMs: 10000, InfraRetries: 3},
+		ContentRetention: "7d",
 	}
 	if w != want || w.Retention() != 7*24*time.Hour {
 		t.Errorf("got %+v, want %+v", w, want)
