@@ -147,6 +147,7 @@ func (r *Results) Figure(name string) (Figure, bool) {
 // The bench's world: one provider per role, so that one phase's cooldowns never touch another's.
 const (
 	taskQueue    = "baton-bench"
+	serveQueue   = "baton-bench-serve" // baton serve's replies (see startServe)
 	benchText    = "bench answer"
 	agentHappy   = "happy"
 	agentFail    = "failover"
@@ -312,8 +313,11 @@ func (b *bench) startServe(ctx context.Context, storeURL, configPath string) err
 		return err
 	}
 	b.serve = exec.Command(b.opts.BatonBin, "serve", "--listen", addr)
-	b.serve.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+b.server.HostPort(), "TEMPORAL_NAMESPACE=default", "BATON_TASK_QUEUE="+taskQueue,
-		"BATON_STORE="+storeURL, "BATON_CONFIG="+configPath, "BATON_PAYLOAD_KEY=", "BATON_SERVE_TOKEN=")
+	// serve runs replies too (eager start on the shared queue's worker in its process): on a
+	// queue of its own, so that the replies this bench starts from its client stay baton-worker's.
+	b.serve.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+b.server.HostPort(), "TEMPORAL_NAMESPACE=default", "BATON_TASK_QUEUE="+serveQueue,
+		"BATON_STORE="+storeURL, "BATON_CONFIG="+configPath, "BATON_PAYLOAD_KEY=", "BATON_SERVE_TOKEN=", "LOG_LEVEL=warn",
+		"BATON_FIRST_TOKEN_TIMEOUT_MS="+strconv.FormatInt(b.opts.FirstTokenTimeout.Milliseconds(), 10))
 	b.serve.Stdout, b.serve.Stderr = b.serveLog, b.serveLog
 	b.progress("starting baton serve (%s) on %s", b.opts.BatonBin, addr)
 	if err := b.serve.Start(); err != nil {
@@ -351,6 +355,30 @@ func (b *bench) ttftDirect(ctx context.Context) (time.Duration, error) {
 		return 0, fmt.Errorf("direct streamed call: %w", err)
 	}
 	return first, nil
+}
+
+// serveReply is a non-streamed session reply through `baton serve` (OpenAI's wire), timed from the
+// request to the whole answer.
+func (b *bench) serveReply(ctx context.Context, agent, session string) (replied, error) {
+	body := `{"model":"agent:` + agent + `","messages":[{"role":"user","content":"hello"}]}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.serveURL+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		return replied{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-baton-session", session)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return replied{}, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	took := time.Since(start)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return replied{}, fmt.Errorf("baton serve answered %d %s (%v)\n%s", resp.StatusCode, answer, err, tailFile(b.serveLog.Name(), 20))
+	}
+	return replied{took: took, id: resp.Header.Get("x-baton-workflow-id"), runID: resp.Header.Get("x-baton-run-id")}, nil
 }
 
 // ttftServe is the time to the first content byte of the same answer through `baton serve`, and
@@ -523,7 +551,30 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 			return nil, err
 		}
 		res.Events["streamed"], res.Timeline["streamed"] = streamed, streamedTimeline
+
+		b.progress("happy path through baton serve: %d direct calls and %d non-streamed replies, interleaved", o.Samples, o.Samples)
+		var directServe, served2 []float64
+		var serveRun replied
+		for range o.Samples {
+			d, err := b.direct(ctx, "alpha", profileHappy)
+			if err != nil {
+				return nil, err
+			}
+			r, err := b.serveReply(ctx, agentHappy, b.session("serve"))
+			if err != nil {
+				return nil, err
+			}
+			directServe, served2, serveRun = append(directServe, ms(d)), append(served2, ms(r.took)), r
+		}
+		b.raw["serve_direct_p50_ms"], b.raw["serve_happy_p50_ms"] = p(directServe, 50), p(served2, 50)
+		serveTypes, serveTimeline, err := b.events(ctx, serveRun)
+		if err != nil {
+			return nil, err
+		}
+		res.Events["serve_happy"], res.Timeline["serve_happy"] = serveTypes, serveTimeline
 		ttftFigures = []Figure{
+			figure("serve_happy_ratio", b.raw["serve_happy_p50_ms"]/b.raw["serve_direct_p50_ms"], "", 1.05, "<=",
+				"p50 of a non-streamed session reply through baton serve (eager start on serve's own worker) answered by its primary ÷ p50 of the same call made directly"),
 			figure("ttft_ratio", b.raw["ttft_serve_p50_ms"]/b.raw["ttft_direct_p50_ms"], "", 1.10, "<=",
 				fmt.Sprintf("p50 time to the first content byte through baton serve (streamed) ÷ direct, on a streamed answer of %d chunks over %v", streamWords, streamWords*streamGap)),
 			figure("events_streamed", float64(len(streamed)), "events", 12, "<=", "history events of a reply streamed live through baton serve"),

@@ -42,7 +42,7 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 	}
 	want := map[string]string{"happy_ratio": "<=", "failover_ratio": "<=", "outage_primary_attempts": "<=", "silent_failover_s": "<=",
 		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "throughput_ratio": ">=", "floor_rps": "",
-		"floor_p50_ms": "", "p99_overhead_ms": "", "worker_rss_mb": "<=", "ttft_ratio": "<=", "events_streamed": "<="}
+		"floor_p50_ms": "", "p99_overhead_ms": "", "worker_rss_mb": "<=", "ttft_ratio": "<=", "events_streamed": "<=", "serve_happy_ratio": "<="}
 	if len(res.Figures) != len(want) {
 		t.Errorf("%d figures, want %d", len(res.Figures), len(want))
 	}
