@@ -134,6 +134,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	defer door.Stop()
+	acts.Streams = door.hub // an attempt of this process's caller that the shared worker runs here streams too
 	shared, err := startSharedWorker(c, tf.TaskQueue, acts)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton serve: %v\n", err)
@@ -385,14 +386,20 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: err.Error(), Type: "server_error"})
 		return
 	}
-	// The caller's live stream: this process runs the reply's attempts (its own task queue), so
-	// deltas reach the caller in memory, and the caller's going away ends the call at once.
+	// The caller's live stream: this process runs the reply's attempts, so deltas reach the caller
+	// in memory, and the caller's going away ends the call at once. A streamed answer's attempts
+	// go to this process's own queue (every delta must reach it); an unstreamed one's stay on the
+	// shared queue, where the reply started here eagerly hands them to this process's shared
+	// worker without a trip through matching (and another worker takes them if this one cannot).
 	var stream *live.Stream
 	if s.live != nil {
 		key := newStreamKey()
 		stream = s.live.hub.Open(r.Context(), key)
 		defer stream.Close()
-		req.StreamQueue, req.StreamKey = s.live.queue, key
+		req.StreamKey = key
+		if wr.Stream {
+			req.StreamQueue = s.live.queue
+		}
 	}
 	run, err := workflows.StartReply(ctx, s.client, s.taskQueue, req)
 	if err != nil {

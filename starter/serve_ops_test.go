@@ -158,14 +158,25 @@ func TestServeTracesAReplyAndAnswersHealthAndTheDurableWait(t *testing.T) {
 		t.Errorf("the reply's input waits %v, want 10m", in.WaitForCooldown)
 	}
 	// Eager start: serve's own worker ran the reply's first workflow task, handed back with the
-	// start (the test's worker polls the same queue and would otherwise take it as often).
+	// start, and the unstreamed answer's attempts, handed back with the workflow task that
+	// scheduled them (the test's worker polls the same queue and would otherwise take them as often).
+	firstTask, attempts := "", 0
 	for _, e := range hist.GetEvents() {
-		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED {
-			if id := e.GetWorkflowTaskStartedEventAttributes().GetIdentity(); !strings.HasPrefix(id, "serve/") {
-				t.Errorf("the first workflow task ran on %q, want serve's worker (eager start)", id)
-			}
-			break
+		if a := e.GetWorkflowTaskStartedEventAttributes(); a != nil && firstTask == "" {
+			firstTask = a.GetIdentity()
 		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetTaskQueue().GetName() != tq {
+			t.Errorf("an attempt went to task queue %q, want the shared %q (an unstreamed answer needs no door)", a.GetTaskQueue().GetName(), tq)
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil {
+			attempts++
+			if !strings.HasPrefix(a.GetIdentity(), "serve/") {
+				t.Errorf("attempt %d ran on %q, want serve's worker (eager activity)", attempts, a.GetIdentity())
+			}
+		}
+	}
+	if !strings.HasPrefix(firstTask, "serve/") || attempts != 2 {
+		t.Errorf("the first workflow task ran on %q, want serve's worker (eager start); %d attempts, want 2", firstTask, attempts)
 	}
 
 	cancel()
