@@ -3,6 +3,7 @@ package testsuite_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,4 +151,106 @@ func mustProfiles(t *testing.T, w *testsuite.World) []store.Profile {
 		t.Fatal(err)
 	}
 	return ps
+}
+
+// startServeProcess runs bin/baton serve against the test's server, store and config, and waits
+// until it is ready. It returns the process and its base URL.
+func startServeProcess(t *testing.T, env []string) (*exec.Cmd, string) {
+	t.Helper()
+	root, err := lab.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen, err := lab.FreeHostPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(root, "bin", "baton"), "serve", "--listen", listen)
+	cmd.Env = append(os.Environ(), env...)
+	logFile, err := os.CreateTemp(testsuite.LogDir(), "serve-*.log") // scanned for credentials by Main
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	base := "http://" + listen
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return cmd, base
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("baton serve not ready in 30 s:\n%s", b)
+		}
+	}
+}
+
+// serve runs replies too (eager start on its own worker of the shared queue). Killed with
+// SIGKILL in the middle of an answer it was making, its reply is taken over by a worker: the
+// same candidate, continued from the answer's checkpoint, the key not blamed.
+func TestAKilledServeLeavesItsReplyToTheWorkers(t *testing.T) {
+	creds := []store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-kill-serve"}}
+	const answer = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+	config := `{agents: {defaults: {model: {primary: "openai/gpt-5"}}}}`
+	w := testsuite.NewWorld(t, config, creds, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{
+			{Text: answer, ChunkDelayMs: 400}, // 16 words over 6 s: serve is killed after a checkpoint
+			{Text: "the rest of it."},
+		}},
+	})
+	cfgFile := filepath.Join(t.TempDir(), "openclaw.json5")
+	if err := os.WriteFile(cfgFile, []byte(strings.TrimSuffix(config, "}")+`, models: `+lab.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := testsuite.SharedServer(t)
+	tq := testsuite.TaskQueue(t)
+	env := []string{"TEMPORAL_ADDRESS=" + srv.HostPort(), "BATON_TASK_QUEUE=" + tq, "BATON_STORE=" + w.StoreURL, "BATON_CONFIG=" + cfgFile, "LOG_LEVEL=info"}
+	serve, base := startServeProcess(t, env)
+	go func() { // the caller: its connection dies with serve
+		resp, err := http.Post(base+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"agent:main","user":"serve-crash","messages":[{"role":"user","content":"hi"}]}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); len(w.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no provider call")
+		}
+	}
+	// Only serve polls the queue so far: the reply and its attempt run there.
+	time.Sleep(3 * time.Second) // past the first checkpoint (every 2 s)
+	if err := serve.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = serve.Process.Wait()
+	killed := time.Now()
+	startWorkerProcess(t, env)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var res policy.ReplyResult
+	if err := srv.Client().GetWorkflow(ctx, workflows.LaneID("main", "serve-crash"), "").Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(killed); took > 30*time.Second {
+		t.Errorf("the reply answered %v after serve was killed, want within 30 s", took)
+	}
+	if len(res.Attempts) != 1 || res.Attempts[0].Result != policy.ResultSucceeded || len(w.Fake.Calls()) != 2 {
+		t.Errorf("%q with %d provider calls: one attempt, cut and continued", describe(res.Attempts), len(w.Fake.Calls()))
+	}
+	if !strings.HasPrefix(res.Text, "one two three") || !strings.HasSuffix(res.Text, "the rest of it.") {
+		t.Errorf("answer %q: the checkpoint and its continuation", res.Text)
+	}
+	for _, p := range mustProfiles(t, w) {
+		if p.Stats.ErrorCount != 0 || !p.Stats.CooldownUntil.IsZero() {
+			t.Errorf("%s was blamed for a lost serve: %+v", p.ID, p.Stats)
+		}
+	}
 }
