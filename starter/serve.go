@@ -40,7 +40,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	var tf temporalFlags
 	tf.register(fs)
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on")
-	configPath := fs.String("config", os.Getenv("BATON_CONFIG"), "OpenClaw-shaped config, for GET /v1/models (env BATON_CONFIG)")
+	configPath := fs.String("config", os.Getenv("BATON_CONFIG"), "OpenClaw-shaped config, the workers' (reloaded on change; env BATON_CONFIG)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest a request waits for its reply")
 	storeURL := storeFlag(fs)
 	webUI := fs.String("web-ui", os.Getenv("BATON_WEB_UI"), "the Temporal Web UI's base URL, for the operator page's links (env BATON_WEB_UI)")
