@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/internal/logging"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
+	"go.uber.org/zap"
 )
 
 // temporalFlags are the connection flags every command that talks to Temporal takes. Their
@@ -26,6 +27,8 @@ type temporalFlags struct {
 	interceptors []interceptor.ClientInterceptor
 	// identity names the client in histories (serve's; the SDK's pid@host when empty).
 	identity string
+	// logger receives the SDK's log (serve runs workflows and attempts); discarded when nil.
+	logger *zap.Logger
 }
 
 func (t *temporalFlags) register(fs *flag.FlagSet) {
@@ -60,7 +63,11 @@ func (t *temporalFlags) clientOptions() (client.Options, error) {
 	if err != nil {
 		return client.Options{}, err
 	}
-	return client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logging.Discard,
+	logger := logging.Discard
+	if t.logger != nil {
+		logger = logging.SDK(t.logger)
+	}
+	return client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logger,
 		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors, Identity: t.identity}, nil
 }
 

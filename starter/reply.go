@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/batonhq/baton/activities"
 	"io"
 	"os"
 	"os/signal"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"

@@ -9,8 +9,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/batonhq/baton/activities"
-	"github.com/batonhq/baton/internal/logging"
 	"io"
 	"math"
 	"net"
@@ -22,8 +20,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/health"
 	"github.com/batonhq/baton/internal/live"
+	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/internal/tracing"
 	"github.com/batonhq/baton/internal/wire"
 	"github.com/batonhq/baton/policy"
@@ -61,7 +61,8 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton serve: %v\n", err)
 		return exitUsage
 	}
-	logger, err := logging.New(cmp.Or(os.Getenv("LOG_LEVEL"), "info"), cmp.Or(os.Getenv("LOG_FORMAT"), "console"))
+	// serve runs workflows and attempts too: it logs as baton-worker does.
+	logger, err := logging.New(cmp.Or(os.Getenv("LOG_LEVEL"), "info"), cmp.Or(os.Getenv("LOG_FORMAT"), "json"))
 	if err != nil {
 		fmt.Fprintf(errOut, "baton serve: LOG_LEVEL / LOG_FORMAT: %v\n", err)
 		return exitUsage
@@ -98,7 +99,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	defer shutdownTracing(tracer)
 	tf.interceptors = tracer.ClientInterceptors()
-	tf.identity = serveIdentity()
+	tf.identity, tf.logger = serveIdentity(), logger
 	// Turns too large for a workflow input are kept in the store the worker reads.
 	st, err := openStore(ctx, *storeURL)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/batonhq/baton/activities"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/wire"
 	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"

@@ -5,14 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/batonhq/baton/activities"
-	"go.uber.org/zap"
-	"strings"
-	"testing"
-
 	"github.com/sethvargo/go-envconfig"
+	"go.uber.org/zap"
 )
 
 func TestRunRefusesBadInputWithExit2(t *testing.T) {
