@@ -395,12 +395,16 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	var stream *live.Stream
 	if s.live != nil {
 		key := newStreamKey()
-		stream = s.live.hub.Open(r.Context(), key)
+		if wr.Stream {
+			stream = s.live.hub.Open(r.Context(), key)
+			req.StreamQueue = s.live.queue
+		} else {
+			// Nothing reaches an unstreamed caller before the whole answer: a cut midway is
+			// not a partial answer it holds (streaming.midStream does not apply).
+			stream = s.live.hub.Watch(r.Context(), key)
+		}
 		defer stream.Close()
 		req.StreamKey = key
-		if wr.Stream {
-			req.StreamQueue = s.live.queue
-		}
 	}
 	run, err := workflows.StartReply(ctx, s.client, s.taskQueue, req)
 	if err != nil {

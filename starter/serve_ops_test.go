@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -216,4 +217,49 @@ func get(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// An unstreamed caller holds nothing before the whole answer: a primary cut midway is a plain
+// failover to a fresh answer, even under streaming.midStream "error" (which is for a caller
+// holding part of an answer). serve runs the reply alone here, attempts included.
+func TestAnUnstreamedCallerGetsAFreshFailoverForACutAnswer(t *testing.T) {
+	const config = `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}, streaming: {midStream: "error"}}`
+	w := testsuite.NewWorld(t, config,
+		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-quiet-a"},
+			{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-quiet-b"}},
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{cut()}},
+			{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "a fresh answer."}}}})
+	cfgFile := filepath.Join(t.TempDir(), "baton.json5")
+	if err := os.WriteFile(cfgFile, []byte(strings.TrimSuffix(config, "}")+`, models: `+lab.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := testsuite.SharedServer(t)
+	listen, _ := lab.FreeHostPort()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var serveErr bytes.Buffer
+	go func() {
+		done <- runServe(ctx, []string{"--listen", listen, "--address", srv.HostPort(), "--task-queue", testsuite.TaskQueue(t),
+			"--store", w.StoreURL, "--config", cfgFile}, io.Discard, &serveErr)
+	}()
+	defer func() { cancel(); <-done }()
+	base := "http://" + listen
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if code, _ := get(t, base+"/readyz"); code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve not ready: %s", serveErr.String())
+		}
+	}
+	resp, body := post(t, base+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"x"}]}`, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"content":"a fresh answer."`) || resp.Header.Get("x-baton-attempts") != "2" {
+		t.Errorf("%d %s (attempts %s)", resp.StatusCode, body, resp.Header.Get("x-baton-attempts"))
+	}
+	var sent struct{ Messages []struct{ Role string } }
+	calls := w.Fake.Calls()
+	_ = json.Unmarshal(calls[len(calls)-1].Body, &sent)
+	if n := len(sent.Messages); n == 0 || sent.Messages[n-1].Role != "user" {
+		t.Errorf("the fallback was asked to continue a cut answer nobody held: %s", calls[len(calls)-1].Body)
+	}
 }

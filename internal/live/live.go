@@ -41,6 +41,15 @@ func (h *Hub) Open(ctx context.Context, key string) *Stream {
 	return s
 }
 
+// Watch registers a caller who waits for the whole answer (an unstreamed request) under key: its
+// going away still ends the attempts at once, but no delta is sent to it, so an answer cut midway
+// reached nobody and the reply fails over as if nothing had been delivered.
+func (h *Hub) Watch(ctx context.Context, key string) *Stream {
+	s := h.Open(ctx, key)
+	s.quiet = true
+	return s
+}
+
 // Get returns the stream of key, if this process holds it.
 func (h *Hub) Get(key string) (*Stream, bool) {
 	if h == nil || key == "" {
@@ -62,15 +71,16 @@ type Stream struct {
 	buf    []Delta
 	notify chan struct{}
 	closed bool
+	quiet  bool // Watch: the caller takes no deltas
 }
 
 // Context is the caller's: done when the caller went away.
 func (s *Stream) Context() context.Context { return s.ctx }
 
-// Send appends a delta; false when the stream was closed.
+// Send appends a delta; false when the stream was closed or takes no deltas (Watch).
 func (s *Stream) Send(d Delta) bool {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.quiet {
 		s.mu.Unlock()
 		return false
 	}
