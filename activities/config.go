@@ -10,6 +10,7 @@ import (
 	"github.com/batonhq/baton/config"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/store"
 	"go.uber.org/zap"
 )
 
@@ -110,4 +111,29 @@ func LimitsFrom(e env.Limits) (Limits, error) {
 		return lim, fmt.Errorf("%s: %w", name, err)
 	}
 	return lim, nil
+}
+
+// Unreachable names the config's model refs whose provider has neither a models.providers entry
+// nor a profile in the store (main's, or an agent's own): a mistake to name at start, and a
+// reload every process that runs replies refuses alike.
+func Unreachable(ctx context.Context, st *store.Store, cfg *policy.Config) []*config.ConfigError {
+	var agents []string
+	for _, a := range cfg.Agents {
+		agents = append(agents, a.ID)
+	}
+	providers, err := st.ProfileProviders(ctx, agents...)
+	if err != nil {
+		return nil // the store's trouble is reported where it matters, not as a config mistake
+	}
+	return config.Unreachable(cfg, func(p string) bool { return providers[p] })
+}
+
+// ReachableCheck is Watch's check against Unreachable: the first model no reply could reach.
+func ReachableCheck(st *store.Store) func(*policy.Config) error {
+	return func(c *policy.Config) error {
+		if problems := Unreachable(context.Background(), st, c); len(problems) > 0 {
+			return problems[0]
+		}
+		return nil
+	}
 }

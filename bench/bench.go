@@ -459,22 +459,15 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 	}
 
 	b.progress("happy path: %d direct calls and %d replies, interleaved", o.Samples, o.Samples)
-	var direct, happy []float64
-	var happyRun replied
-	for range o.Samples {
-		d, err := b.direct(ctx, "alpha", profileHappy)
-		if err != nil {
-			return nil, err
-		}
-		direct = append(direct, ms(d))
+	direct, happy, happyRun, err := b.sideBySide(ctx, func() (replied, error) {
 		r, err := b.reply(ctx, agentHappy, b.session("happy"))
-		if err != nil {
-			return nil, err
+		if err == nil && !r.servedBy(profileHappy) {
+			err = fmt.Errorf("a happy reply was served by %s", r.res.Served.Profile)
 		}
-		happy, happyRun = append(happy, ms(r.took)), r
-		if !r.servedBy(profileHappy) {
-			return nil, fmt.Errorf("a happy reply was served by %s", r.res.Served.Profile)
-		}
+		return r, err
+	})
+	if err != nil {
+		return nil, err
 	}
 	b.raw["direct_p50_ms"], b.raw["reply_happy_p50_ms"] = p(direct, 50), p(happy, 50)
 
@@ -553,20 +546,13 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 		res.Events["streamed"], res.Timeline["streamed"] = streamed, streamedTimeline
 
 		b.progress("happy path through baton serve: %d direct calls and %d non-streamed replies, interleaved", o.Samples, o.Samples)
-		var directServe, served2 []float64
-		var serveRun replied
-		for range o.Samples {
-			d, err := b.direct(ctx, "alpha", profileHappy)
-			if err != nil {
-				return nil, err
-			}
-			r, err := b.serveReply(ctx, agentHappy, b.session("serve"))
-			if err != nil {
-				return nil, err
-			}
-			directServe, served2, serveRun = append(directServe, ms(d)), append(served2, ms(r.took)), r
+		directServe, serveHappy, serveRun, err := b.sideBySide(ctx, func() (replied, error) {
+			return b.serveReply(ctx, agentHappy, b.session("serve"))
+		})
+		if err != nil {
+			return nil, err
 		}
-		b.raw["serve_direct_p50_ms"], b.raw["serve_happy_p50_ms"] = p(directServe, 50), p(served2, 50)
+		b.raw["serve_direct_p50_ms"], b.raw["serve_happy_p50_ms"] = p(directServe, 50), p(serveHappy, 50)
 		serveTypes, serveTimeline, err := b.events(ctx, serveRun)
 		if err != nil {
 			return nil, err
@@ -672,6 +658,23 @@ func (b *bench) direct(ctx context.Context, providerID, profile string) (time.Du
 		return 0, fmt.Errorf("direct call to %s: %w", providerID, err)
 	}
 	return time.Since(start), nil
+}
+
+// sideBySide makes Samples happy direct calls and Samples replies, interleaved so that both see
+// the same machine, and gives their times (ms) and the last reply.
+func (b *bench) sideBySide(ctx context.Context, reply func() (replied, error)) (direct, replies []float64, last replied, err error) {
+	for range b.opts.Samples {
+		d, err := b.direct(ctx, "alpha", profileHappy)
+		if err != nil {
+			return nil, nil, replied{}, err
+		}
+		r, err := reply()
+		if err != nil {
+			return nil, nil, replied{}, err
+		}
+		direct, replies, last = append(direct, ms(d)), append(replies, ms(r.took)), r
+	}
+	return direct, replies, last, nil
 }
 
 type replied struct {

@@ -10,25 +10,14 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/activities"
-	"github.com/batonhq/baton/config"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 )
 
 // loadConfig reads an OpenClaw-shaped config file; an empty path is the default config.
 func loadConfig(path string) (*policy.Config, error) {
-	if path == "" {
-		return policy.DefaultConfig(), nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := config.ParseConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return cfg, nil
+	cfg, _, err := activities.LoadConfigFile(path)
+	return cfg, err
 }
 
 // runAuthTest makes one attempt with one profile and one model, outside any workflow: is this

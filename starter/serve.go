@@ -127,7 +127,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	// workflow tasks and attempts, so that a reply it starts begins here without a trip through
 	// the server's matching (eager start; docs/DECISIONS.md: serve runs replies).
 	src := activities.StaticConfig(cfg)
-	go src.Watch(ctx, *configPath, loaded, 2*time.Second, nil, logger)
+	go src.Watch(ctx, *configPath, loaded, 2*time.Second, activities.ReachableCheck(st), logger)
 	acts.Config, acts.Logger = src, logger
 	door, err := startLiveDoor(c, tf.TaskQueue, acts)
 	if err != nil {

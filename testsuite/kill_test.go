@@ -19,20 +19,21 @@ import (
 	"github.com/batonhq/baton/workflows"
 )
 
-// startWorkerProcess runs bin/baton-worker against the test's server, store and config.
-func startWorkerProcess(t *testing.T, env []string) *exec.Cmd {
+// startProcess runs one of the built binaries (bin/<name>) with the test's environment added,
+// its output in a log file that Main scans for credentials. It is killed when the test ends.
+func startProcess(t *testing.T, name string, env []string, args ...string) (*exec.Cmd, *os.File) {
 	t.Helper()
 	root, err := lab.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(root, "bin", "baton-worker")
+	bin := filepath.Join(root, "bin", name)
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s missing: run `make build` first", bin)
 	}
-	cmd := exec.Command(bin)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	logFile, err := os.CreateTemp(testsuite.LogDir(), "worker-*.log") // scanned for credentials by Main
+	logFile, err := os.CreateTemp(testsuite.LogDir(), name+"-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +42,13 @@ func startWorkerProcess(t *testing.T, env []string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	return cmd, logFile
+}
+
+// startWorkerProcess runs bin/baton-worker against the test's server, store and config.
+func startWorkerProcess(t *testing.T, env []string) *exec.Cmd {
+	t.Helper()
+	cmd, _ := startProcess(t, "baton-worker", env)
 	return cmd
 }
 
@@ -157,25 +165,11 @@ func mustProfiles(t *testing.T, w *testsuite.World) []store.Profile {
 // until it is ready. It returns the process and its base URL.
 func startServeProcess(t *testing.T, env []string) (*exec.Cmd, string) {
 	t.Helper()
-	root, err := lab.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	listen, err := lab.FreeHostPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(root, "bin", "baton"), "serve", "--listen", listen)
-	cmd.Env = append(os.Environ(), env...)
-	logFile, err := os.CreateTemp(testsuite.LogDir(), "serve-*.log") // scanned for credentials by Main
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	cmd, logFile := startProcess(t, "baton", env, "serve", "--listen", listen)
 	base := "http://" + listen
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if resp, err := http.Get(base + "/readyz"); err == nil {

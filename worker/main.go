@@ -15,7 +15,6 @@ import (
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/internal/metrics"
 	"github.com/batonhq/baton/internal/tracing"
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/registry"
 	"github.com/batonhq/baton/schedules"
 	"github.com/batonhq/baton/store"
@@ -108,18 +107,13 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	}
 	defer st.Close()
 	// A model no reply could reach is a config mistake to name now, not an outage to discover.
-	if problems := unreachable(context.Background(), st, conf); len(problems) > 0 {
+	if problems := activities.Unreachable(context.Background(), st, conf); len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintf(stderr, "baton-worker: BATON_CONFIG %s: %v\n", cfg.ConfigFile, p)
 		}
 		return exitUsage
 	}
-	go configSource.Watch(watchCtx, cfg.ConfigFile, loaded, 2*time.Second, func(c *policy.Config) error {
-		if problems := unreachable(context.Background(), st, c); len(problems) > 0 {
-			return problems[0]
-		}
-		return nil
-	}, logger)
+	go configSource.Watch(watchCtx, cfg.ConfigFile, loaded, 2*time.Second, activities.ReachableCheck(st), logger)
 
 	go pruneContent(watchCtx, st, cfg.Retention(), logger, time.Hour)
 

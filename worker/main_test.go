@@ -127,7 +127,7 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // A model whose provider has neither a models.providers entry nor a stored profile is refused at
-// start with its key and line (a reload that brings one keeps the last good config: watchConfig).
+// start with its key and line (a reload that brings one keeps the last good config: ConfigSource.Watch).
 func TestAnUnreachableModelIsRefusedAtStart(t *testing.T) {
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "openclaw.json5")
