@@ -98,6 +98,8 @@ func LimitsFrom(e env.Limits) (Limits, error) {
 	lim := DefaultLimits()
 	lim.RetryMaxWait = time.Duration(e.RetryMaxWaitSeconds) * time.Second
 	lim.FirstTokenTimeout = time.Duration(e.FirstTokenMs) * time.Millisecond
+	lim.ReasoningFirstTokenTimeout = time.Duration(e.ReasoningFirstTokenMs) * time.Millisecond
+	lim.AttemptTimeout = time.Duration(e.AttemptMs) * time.Millisecond
 	lim.IdleTimeout = time.Duration(e.IdleMs) * time.Millisecond
 	lim.ResponseTimeout = time.Duration(e.ResponseMs) * time.Millisecond
 	lim.InfraRetries = e.InfraRetries

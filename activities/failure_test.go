@@ -18,6 +18,8 @@ func TestReasonOfStreamFaultsAndBodies(t *testing.T) {
 		{"a stall", provider.Error{Stream: provider.FaultStall}, policy.ReasonTimeout},
 		{"no response headers", provider.Error{Stream: provider.FaultResponseTimeout, Net: "timeout"}, policy.ReasonTimeout},
 		{"a first-token timeout", provider.Error{Stream: provider.FaultFirstToken}, policy.ReasonTimeout},
+		{"an attempt past its bound", provider.Error{Stream: provider.FaultAttemptTimeout}, policy.ReasonTimeout},
+		{"a stream under its throughput floor", provider.Error{Stream: provider.FaultSlow, Partial: true}, policy.ReasonTimeout},
 		{"a malformed chunk", provider.Error{Stream: provider.FaultMalformed}, policy.ReasonTimeout},
 		{"an empty 200", provider.Error{Stream: provider.FaultEmpty}, policy.ReasonEmptyResponse},
 		{"a reset before headers", provider.Error{Net: "reset", Message: "read: connection reset by peer"}, policy.ReasonTimeout},
@@ -45,7 +47,7 @@ func TestStreamFaultsAreThePolicysWords(t *testing.T) {
 		provider.FaultResponseTimeout: policy.FaultResponseTimeout, provider.FaultCut: policy.FaultCut,
 		provider.FaultStall: policy.FaultStall, provider.FaultFirstToken: policy.FaultFirstToken,
 		provider.FaultMalformed: policy.FaultMalformed, provider.FaultInBandError: policy.FaultInBandError,
-		provider.FaultEmpty: policy.FaultEmpty,
+		provider.FaultEmpty: policy.FaultEmpty, provider.FaultAttemptTimeout: policy.FaultAttemptTimeout, provider.FaultSlow: policy.FaultSlow,
 	} {
 		if got := FailureOf("openai", &provider.Error{Stream: p}).Stream; got != want {
 			t.Errorf("provider fault %q is policy fault %q, want %q", p, got, want)

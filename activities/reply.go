@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/policy"
@@ -27,12 +29,17 @@ type Limits struct {
 	IdleTimeout       time.Duration
 	ResponseTimeout   time.Duration
 	InfraRetries      int
+	// ReasoningFirstTokenTimeout is the first-token default of a request that asks for reasoning
+	// or a reasoning model; AttemptTimeout bounds a whole attempt (0: no bound).
+	ReasoningFirstTokenTimeout time.Duration
+	AttemptTimeout             time.Duration
 }
 
 // DefaultLimits are DESIGN.md's defaults.
 func DefaultLimits() Limits {
 	return Limits{RetryMaxWait: policy.DefaultRetryMaxWait, SkipTTL: policy.DefaultSkipTTL,
-		FirstTokenTimeout: provider.DefaultFirstTokenTimeout, IdleTimeout: provider.DefaultIdleTimeout, ResponseTimeout: provider.DefaultResponseTimeout}
+		FirstTokenTimeout: provider.DefaultFirstTokenTimeout, IdleTimeout: provider.DefaultIdleTimeout, ResponseTimeout: provider.DefaultResponseTimeout,
+		ReasoningFirstTokenTimeout: provider.DefaultReasoningFirstTokenTimeout}
 }
 
 func (a *Activities) limits() Limits {
@@ -59,6 +66,7 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 	lim := a.limits()
 	state := policy.ReplyState{Config: a.Config.Get(), RetryMaxWait: lim.RetryMaxWait, SkipTTL: lim.SkipTTL,
 		FirstTokenTimeout: lim.FirstTokenTimeout, IdleTimeout: lim.IdleTimeout, ResponseTimeout: lim.ResponseTimeout,
+		ReasoningFirstTokenTimeout: lim.ReasoningFirstTokenTimeout, AttemptTimeout: lim.AttemptTimeout,
 		InfraRetries: lim.InfraRetries}
 	if req.Session != "" {
 		sess, err := st.GetSession(ctx, req.Session)
@@ -107,7 +115,9 @@ func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (po
 		return out, err
 	}
 	a.keep(ctx, req, out) // before reporting: a report lost with its worker or server loses no answer
-	if policy.WillRetry(out, req.Retries, req.RetryMaxWait) {
+	if policy.WillRetry(out, req.Retries, req.RetryMaxWait) || out.Mismatch || out.PrefillRejected {
+		// Retried in place, or (a continuation's mismatch, a refused prefill) not the profile's
+		// doing: nothing is recorded against it.
 		if !a.NoServerWait {
 			awaitServer(ctx)
 		}
@@ -234,9 +244,16 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest, don
 	// and its going away ends the call at once.
 	stream, _ := a.Streams.Get(req.StreamKey)
 	// done is what an earlier run of this attempt streamed before its worker was lost: this run
-	// continues it, and keeps checkpoints of its own as the answer grows.
-	prefill := req.Prefill + done
-	sink := &deltaSink{stream: stream, prefill: prefill, model: req.Provider + "/" + req.Model, last: time.Now()}
+	// continues it, and keeps checkpoints of its own as the answer grows. What the caller holds is
+	// continued as this model can be asked to, and its answer checked against it before any of it
+	// goes out (policy/continuation.go).
+	held := req.Prefill + done
+	strategy := cmp.Or(req.Continuation, a.Config.Get().Continuation(policy.ModelRef{Provider: req.Provider, Model: req.Model}))
+	given := policy.ContinuationGiven(strategy, held)
+	sink := &deltaSink{stream: stream, model: req.Provider + "/" + req.Model, last: time.Now()}
+	if held != "" {
+		sink.check = policy.NewContinuationCheck(held, given)
+	}
 	if req.Key != "" {
 		sink.checkpoint = func(text string) {
 			data, _ := json.Marshal(policy.AttemptOutcome{Partial: done + text}) // plain strings: cannot fail
@@ -245,20 +262,22 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest, don
 			}
 		}
 	}
+	// A continuation found to be a different answer is not bought to its end.
+	ctx, cancelCall := context.WithCancel(ctx)
+	defer cancelCall()
+	sink.diverged = cancelCall
 	if stream != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(stream.Context(), cancel)()
+		defer context.AfterFunc(stream.Context(), cancelCall)()
 	}
 	resp, err := provider.Complete(ctx, provider.Request{
 		Provider: req.Provider, Model: req.Model, API: pc.API, BaseURL: pc.BaseURL,
 		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
 		Turn:              turn,
 		FirstTokenTimeout: req.FirstTokenTimeout, IdleTimeout: req.IdleTimeout, ResponseTimeout: req.ResponseTimeout,
+		AttemptTimeout: req.AttemptTimeout, MinTokensPerSecond: req.MinTokensPerSecond, ThroughputGrace: req.ThroughputGrace,
 		OnChunk:  func() { chunks.Add(1) },
 		OnDelta:  sink.send,
-		Prefill:  prefill,
+		Prefill:  given, Continuation: strategy, PrefillPrefix: policy.PrefixFlavour(req.Provider),
 		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
 		HTTPClient: a.HTTPClient,
 		Now:        func() time.Time { return req.Now },
@@ -266,14 +285,27 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest, don
 	if err != nil && stream != nil && stream.Context().Err() != nil {
 		return policy.AttemptOutcome{}, temporal.NewNonRetryableApplicationError("the caller went away", policy.ErrAborted, nil)
 	}
+	if sink.mismatched() || (err == nil && sink.check != nil && sink.check.End() != policy.ContinuationMatches) {
+		// Not a fault of the model's, and nothing of it reached the caller: the reply ends.
+		a.count(req, "mismatched", policy.ReasonNone)
+		return policy.AttemptOutcome{Mismatch: true, Error: fmt.Sprintf("%s/%s answered something else than the %d characters the caller holds (continuation: %s)",
+			req.Provider, req.Model, len(held), strategy)}, nil
+	}
 	var pe *provider.Error
 	switch {
+	case errors.As(err, &pe) && given != "" && policy.IsPrefillRejection(pe.Status, cmp.Or(pe.Message, pe.BodyPreview)):
+		// A capability, not a fault: no profile is blamed; the reply asks again with restart.
+		return policy.AttemptOutcome{PrefillRejected: true, Status: pe.Status, Error: cmp.Or(pe.Message, pe.BodyPreview)}, nil
 	case errors.As(err, &pe):
 		out := policy.AttemptOutcome{Reason: ReasonOf(req.Provider, pe), Status: pe.Status, Code: pe.Code,
 			Error: pe.Message, Hint: HintOf(pe, req.Now), StreamFault: pe.Stream, Net: pe.Net,
 			Partial: sink.sent.String(), Delivered: sink.delivered, ToolCallsDelivered: sink.toolCalls}
 		if out.Error == "" {
 			out.Error = pe.BodyPreview
+		}
+		if out.Delivered {
+			// The provider bills the cut stream's output too (estimated: about 4 characters a token).
+			out.BilledOutput = int64((utf8.RuneCountInString(out.Partial) + 3) / 4)
 		}
 		a.count(req, "failed", out.Reason)
 		a.logger().Info("attempt failed", zap.String("provider", req.Provider), zap.String("model", req.Model),
@@ -292,8 +324,9 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest, don
 			a.logger().Warn("storing a refreshed token failed", zap.String("profile", req.Profile), zap.Error(err))
 		}
 	}
-	if prefill != "" {
-		resp.Answer.Text = done + policy.ContinuationText(prefill, resp.Answer.Text)
+	if held != "" {
+		rest, _ := policy.ContinuationOf(held, given, resp.Answer.Text) // matches: checked above
+		resp.Answer.Text = done + rest
 	}
 	return succeeded(resp.Answer)
 }
@@ -419,12 +452,14 @@ func heartbeat(ctx context.Context, chunks *atomic.Int64) (stop func()) {
 }
 
 // deltaSink hands an attempt's deltas to its live caller, remembers what reached it, and
-// checkpoints the growing text.
+// checkpoints the growing text. A continuation of a cut answer passes its check first: nothing
+// of it goes out before its opening repeated what the caller holds, and nothing at all when it
+// did not.
 type deltaSink struct {
 	stream     *live.Stream
-	prefill    string
 	model      string
-	started    bool // the continuation's text has begun
+	check      *policy.ContinuationCheck // nil: not a continuation
+	diverged   func()                    // ends the call once the check failed
 	all        strings.Builder
 	sent       strings.Builder
 	delivered  bool
@@ -433,12 +468,30 @@ type deltaSink struct {
 	last       time.Time
 }
 
+// mismatched reports whether the continuation turned out to be another answer.
+func (s *deltaSink) mismatched() bool {
+	return s.check != nil && s.check.Verdict() == policy.ContinuationDiverges
+}
+
 func (s *deltaSink) send(d provider.Delta) {
-	if d.Text != "" && !s.started {
-		if d.Text = policy.ContinuationText(s.prefill, d.Text); d.Text == "" {
+	if s.check != nil {
+		switch {
+		case s.mismatched():
+			return
+		case d.Text != "":
+			d.Text = s.check.Feed(d.Text)
+		case d.ToolCall != nil && s.check.Verdict() == policy.ContinuationChecking:
+			s.check.End() // a tool call before the answer covered the caller's text: another answer
+		case d.Reasoning != "" || d.ReasoningPart != nil:
+			return // a caller in the middle of an answer's text takes no new reasoning
+		}
+		if s.mismatched() {
+			s.diverged()
 			return
 		}
-		s.started = true
+		if d.Text == "" && d.ToolCall == nil {
+			return
+		}
 	}
 	s.all.WriteString(d.Text)
 	if s.checkpoint != nil && d.Text != "" && time.Since(s.last) >= checkpointEvery {

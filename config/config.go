@@ -223,6 +223,13 @@ func (d *configDecoder) decode(root *jsonValue) *policy.Config {
 						if v := el.get("firstTokenTimeoutMs"); v != nil {
 							spec.FirstTokenTimeout = d.positive(mp+".firstTokenTimeoutMs", v, time.Millisecond)
 						}
+						d.deadlines(&spec, mp, el)
+						if v := el.get("continuation"); v != nil {
+							spec.Continuation = d.str(mp+".continuation", v)
+							if spec.Continuation != "" && !policy.IsContinuation(spec.Continuation) {
+								d.fail(mp+".continuation", v, "%q is not prefill, restart, instruction or none", spec.Continuation)
+							}
+						}
 						pc.Models = append(pc.Models, spec)
 					}
 				}
@@ -516,3 +523,27 @@ func (d *configDecoder) positive(path string, v *jsonValue, unit time.Duration) 
 }
 
 func finitePositive(f float64) bool { return f > 0 && !math.IsInf(f, 0) && !math.IsNaN(f) }
+
+// deadlines reads a catalog entry's bounds (policy.Config.Deadlines): OpenClaw's `reasoning`, and
+// baton's attemptTimeoutMs, minTokensPerSecond and throughputGraceMs.
+func (d *configDecoder) deadlines(spec *policy.ModelSpec, mp string, el *jsonValue) {
+	if b := el.get("reasoning"); b != nil && d.want(mp+".reasoning", b, jsonBool) {
+		spec.Reasoning = b.b
+	}
+	if v := el.get("attemptTimeoutMs"); v != nil {
+		spec.AttemptTimeout = d.positive(mp+".attemptTimeoutMs", v, time.Millisecond)
+	}
+	if v := el.get("minTokensPerSecond"); v != nil && d.want(mp+".minTokensPerSecond", v, jsonNumber) {
+		if !finitePositive(v.num) || v.num > 1e6 {
+			d.fail(mp+".minTokensPerSecond", v, "%v is not a positive number of tokens a second", v.num)
+		} else {
+			spec.MinTokensPerSecond = v.num
+		}
+	}
+	if v := el.get("throughputGraceMs"); v != nil {
+		spec.ThroughputGrace = d.positive(mp+".throughputGraceMs", v, time.Millisecond)
+		if spec.MinTokensPerSecond == 0 && el.get("minTokensPerSecond") == nil {
+			d.fail(mp+".throughputGraceMs", v, "is the grace of a throughput floor: set minTokensPerSecond too")
+		}
+	}
+}

@@ -175,7 +175,7 @@ func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
 			tl.Result = "answered"
 			if err := decode(e.GetWorkflowExecutionCompletedEventAttributes().GetResult(), &res); err == nil {
 				tl.Served, tl.Notices = &res.Served, res.Notices
-				steps, grouped = mergeSkips(steps, res.Attempts), true
+				steps, grouped = mergeSkips(steps, ownAttempts(res.Attempts, tl.Request.Earlier)), true
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
 			tl.Result, tl.Error = "terminated", e.GetWorkflowExecutionTerminatedEventAttributes().GetReason()
@@ -192,7 +192,7 @@ func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
 				tl.ErrorType = app.GetType()
 				var ex policy.Exhaustion
 				if app.GetType() == policy.ErrFallbackSummary && decode(app.GetDetails(), &ex) == nil {
-					steps, grouped = mergeSkips(steps, ex.Attempts), true
+					steps, grouped = mergeSkips(steps, ownAttempts(ex.Attempts, tl.Request.Earlier)), true
 				}
 			}
 		}
@@ -220,11 +220,37 @@ func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
 	fillWrittenModels(steps)
 	classifyWaits(steps, grouped)
 	decideAttempts(steps, tl.Result)
-	tl.Steps = steps
+	tl.Steps = append(earlierSteps(tl.Request.Earlier), steps...)
 	if tl.Result == "" {
 		tl.Result = "running"
 	}
 	return tl, nil
+}
+
+// ownAttempts is a run's own part of a reply's attempt list, which begins with the attempts of the
+// runs a /model restart ended (ReplyRequest.Earlier).
+func ownAttempts(all, earlier []policy.Attempt) []policy.Attempt {
+	if len(earlier) > 0 && len(all) >= len(earlier) {
+		return all[len(earlier):]
+	}
+	return all
+}
+
+// earlierSteps tells the attempts of the runs a /model restart ended, before this run's own.
+func earlierSteps(earlier []policy.Attempt) []Step {
+	var out []Step
+	for _, a := range earlier {
+		kind := "attempt"
+		switch a.Result {
+		case policy.ResultSkipped:
+			kind = "skip"
+		case policy.ResultSwitched:
+			kind = "switch"
+		}
+		out = append(out, Step{At: a.At, Kind: kind, Model: a.Provider + "/" + a.Model, Profile: a.Profile, Outcome: a.Result,
+			Reason: a.Reason, Status: a.Status, Error: a.Error, Decision: "earlier run"})
+	}
+	return out
 }
 
 // modelOf is provider/model, or "" when the payload naming it could not be read.

@@ -87,16 +87,18 @@ const (
 	FaultMalformed       StreamFault = "malformed"           // a chunk that is not valid JSON
 	FaultInBandError     StreamFault = "in_band_error"       // an error event inside a 200 stream
 	FaultEmpty           StreamFault = "empty"               // a 200 with no content
+	FaultAttemptTimeout  StreamFault = "attempt_timeout"     // the whole attempt outlasted its bound
+	FaultSlow            StreamFault = "too_slow"            // alive, but under the throughput floor
 )
 
 // AttemptReason is why a failed attempt failed. Stream faults are decided by their kind, as
-// DESIGN.md says: a cut, a stall, a first-token or response timeout and a malformed chunk are
-// timeouts, an empty 200 is empty_response; a transport failure with no answer at all (reset,
+// DESIGN.md says: a cut, a stall, a first-token, response or attempt timeout, a stream under its
+// throughput floor and a malformed chunk are timeouts, an empty 200 is empty_response; a transport failure with no answer at all (reset,
 // refused, DNS, TLS) is a timeout whatever it says; anything else, an in-band error event
 // included (read like a body without a status), is classified (Classify).
 func AttemptReason(f Failure) Reason {
 	switch f.Stream {
-	case FaultCut, FaultStall, FaultFirstToken, FaultResponseTimeout, FaultMalformed:
+	case FaultCut, FaultStall, FaultFirstToken, FaultResponseTimeout, FaultMalformed, FaultAttemptTimeout, FaultSlow:
 		return ReasonTimeout
 	case FaultEmpty:
 		return ReasonEmptyResponse

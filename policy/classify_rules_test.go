@@ -99,10 +99,96 @@ var notOverflowCases = []classifyCase{
 	{"a context deadline is a timeout", Failure{Message: "request failed: context deadline exceeded"}, ReasonTimeout},
 }
 
+// providerOverflowCases: each provider's own overflow wording, as its error body's message says it
+// (issue 26): a phrasing read as format falls back instead of stopping for compaction.
+var providerOverflowCases = []classifyCase{
+	// OpenAI (chat completions, code context_length_exceeded).
+	{"OpenAI: your messages resulted in N tokens", Failure{Status: 400, Code: "context_length_exceeded", Message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages."}, ReasonContextOverflow},
+	{"OpenAI: messages and functions", Failure{Status: 400, Message: "This model's maximum context length is 16385 tokens. However, your messages resulted in 17020 tokens (16500 in the messages, 520 in the functions). Please reduce the length of the messages or functions."}, ReasonContextOverflow},
+	{"OpenAI completions/embeddings: your prompt; or completion length", Failure{Status: 400, Message: "This model's maximum context length is 8192 tokens, however you requested 9013 tokens (9013 in your prompt; 0 for the completion). Please reduce your prompt; or completion length."}, ReasonContextOverflow},
+	{"OpenAI: the body's own JSON, code context_length_exceeded", Failure{Status: 400, Body: `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`}, ReasonContextOverflow},
+	{"OpenAI: input tokens exceed the configured limit", Failure{Status: 400, Code: "context_length_exceeded", Message: "Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 301234 tokens. Please reduce the length of the messages."}, ReasonContextOverflow},
+	// OpenAI Responses API (and Codex).
+	{"OpenAI Responses: input exceeds the context window, JSON body", Failure{Status: 400, Body: `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`}, ReasonContextOverflow},
+	{"Codex: ran out of room in the context window", Failure{Message: "Codex ran out of room in the model's context window. Start a new conversation or clear earlier history before retrying."}, ReasonContextOverflow},
+	// Azure OpenAI.
+	{"Azure OpenAI: maximum context length, JSON body", Failure{Provider: "azure-openai", Status: 400, Body: `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9102 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded","status":400}}`}, ReasonContextOverflow},
+	// Anthropic (and Anthropic on Vertex).
+	{"Anthropic: prompt is too long, JSON body", Failure{Provider: "anthropic", Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`}, ReasonContextOverflow},
+	{"Anthropic: input length and max_tokens exceed the context limit", Failure{Provider: "anthropic", Status: 400, Message: "input length and `max_tokens` exceed context limit: 188240 + 32000 > 200000, decrease input length or `max_tokens` and try again"}, ReasonContextOverflow},
+	{"Anthropic: request_too_large at 413", Failure{Provider: "anthropic", Status: 413, Body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`}, ReasonContextOverflow},
+	// Google Gemini API and Vertex AI.
+	{"Gemini: the input token count exceeds the maximum, JSON body", Failure{Provider: "google", Status: 400, Body: `{"error":{"code":400,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`}, ReasonContextOverflow},
+	{"Gemini: the maximum with no parentheses", Failure{Provider: "google", Status: 400, Message: "The input token count exceeds the maximum number of tokens allowed 1048576."}, ReasonContextOverflow},
+	{"Vertex AI: the input token count is N but the model only supports up to M", Failure{Provider: "google-vertex", Status: 400, Message: "Unable to submit request because the input token count is 1146418 but model only supports up to 1048576. Reduce the input token count and try again. You can also use the CountTokens API to calculate prompt token count and billable characters. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/send-multimodal-prompts"}, ReasonContextOverflow},
+	// AWS Bedrock.
+	{"Bedrock: input is too long for requested model", Failure{Provider: "amazon-bedrock", Status: 400, Message: "ValidationException: Input is too long for requested model."}, ReasonContextOverflow},
+	{"Bedrock: the operation's ValidationException wording", Failure{Provider: "amazon-bedrock", Status: 400, Message: "An error occurred (ValidationException) when calling the InvokeModel operation: Input is too long for requested model."}, ReasonContextOverflow},
+	{"Bedrock Converse: the model returned an error", Failure{Provider: "amazon-bedrock", Status: 400, Message: "ValidationException: The model returned the following errors: prompt is too long: 200512 tokens > 200000 maximum"}, ReasonContextOverflow},
+	{"Bedrock Titan: too many input tokens", Failure{Provider: "amazon-bedrock", Status: 400, Message: "ValidationException: 400 Bad Request: Too many input tokens. Max input tokens: 8192, request input token count: 11967"}, ReasonContextOverflow},
+	{"Bedrock: input token count exceeds the maximum number of input tokens", Failure{Provider: "amazon-bedrock", Status: 400, Message: "ValidationException: Input token count exceeds the maximum number of input tokens"}, ReasonContextOverflow},
+	// Mistral.
+	{"Mistral: prompt contains N tokens, too large for the model's context", Failure{Provider: "mistral", Status: 400, Body: `{"object":"error","message":"Prompt contains 40162 tokens and 0 draft tokens, too large for model with 32768 maximum context length","type":"invalid_request_message_error","param":null,"code":"3051"}`}, ReasonContextOverflow},
+	// Cohere.
+	{"Cohere: too many tokens, size limit exceeded", Failure{Provider: "cohere", Status: 400, Message: "too many tokens: size limit exceeded by 11326 tokens. Try using shorter or fewer inputs, or setting prompt_truncation='AUTO'."}, ReasonContextOverflow},
+	{"Cohere: the prompt cannot exceed N tokens", Failure{Provider: "cohere", Status: 400, Body: `{"message":"too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 4458. Try using a shorter prompt, or enabling prompt truncating. See https://docs.cohere.com/reference/generate for more details."}`}, ReasonContextOverflow},
+	// Groq, Cerebras, DeepSeek, OpenRouter, Fireworks, SGLang (OpenAI-compatible servers).
+	{"Groq: maximum context length", Failure{Provider: "groq", Status: 400, Code: "context_length_exceeded", Message: "Please reduce the length of the messages or completion."}, ReasonContextOverflow},
+	{"Cerebras: current length while limit", Failure{Provider: "cerebras", Status: 400, Code: "context_length_exceeded", Message: "Please reduce the length of the messages or completion. Current length is 8500 while limit is 8192"}, ReasonContextOverflow},
+	{"DeepSeek: maximum context length", Failure{Provider: "deepseek", Status: 400, Body: `{"error":{"message":"This model's maximum context length is 65536 tokens. However, you requested 70123 tokens (62123 in the messages, 8000 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`}, ReasonContextOverflow},
+	{"OpenRouter: this endpoint's maximum context length", Failure{Provider: "openrouter", Status: 400, Body: `{"error":{"message":"This endpoint's maximum context length is 200000 tokens. However, you requested about 245328 tokens (237136 of text input, 8192 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400}}`}, ReasonContextOverflow},
+	{"Fireworks: the prompt is too long for the model's maximum", Failure{Provider: "fireworks", Status: 400, Message: "The prompt is too long: 33012, model maximum context length: 32768"}, ReasonContextOverflow},
+	{"Fireworks/SGLang: requested token count exceeds the maximum context length", Failure{Provider: "fireworks", Status: 400, Message: "Requested token count exceeds the model's maximum context length of 131072 tokens. You requested a total of 140000 tokens: 130000 tokens from the input messages and 10000 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit."}, ReasonContextOverflow},
+	{"SGLang: the input is longer than the model's context length", Failure{Status: 400, Message: "The input (5012 tokens) is longer than the model's context length (4096 tokens)."}, ReasonContextOverflow},
+	// xAI.
+	{"xAI: the maximum prompt length is N but the request contains M tokens", Failure{Provider: "xai", Status: 400, Body: `{"code":"Client specified an invalid argument","error":"This model's maximum prompt length is 131072 but the request contains 165707 tokens."}`}, ReasonContextOverflow},
+	// Moonshot/Kimi.
+	{"Moonshot: your request exceeded model token limit", Failure{Provider: "moonshot", Status: 400, Message: "Invalid request: Your request exceeded model token limit: 131072"}, ReasonContextOverflow},
+	// Together, Hugging Face TGI, vLLM.
+	{"Together/TGI: inputs tokens + max_new_tokens must be <= N", Failure{Provider: "together", Status: 422, Message: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8193. Given: 8000 `inputs` tokens and 512 `max_new_tokens`"}, ReasonContextOverflow},
+	{"Hugging Face: input is too long for this model", Failure{Provider: "huggingface", Status: 400, Message: "Input is too long for this model, shorten your input or use 'parameters': {'truncation': 'only_first'} to run the model only on the first part."}, ReasonContextOverflow},
+	{"vLLM: maximum context length and your request has N input tokens", Failure{Provider: "vllm", Status: 400, Message: "This model's maximum context length is 4096 tokens. However, your request has 5012 input tokens. Please reduce the length of the input messages."}, ReasonContextOverflow},
+	{"vLLM: max_tokens too large for the context left", Failure{Provider: "vllm", Status: 400, Message: "'max_tokens' or 'max_completion_tokens' is too large: 4096. This model's maximum context length is 8192 tokens and your request has 5000 input tokens (4096 > 8192 - 5000)."}, ReasonContextOverflow},
+	{"vLLM: input prompt is too long and exceeds the limit", Failure{Provider: "vllm", Status: 400, Message: "Input prompt (4200 tokens) is too long and exceeds limit of 4096"}, ReasonContextOverflow},
+	{"vLLM v1: the decoder prompt is longer than the maximum model length", Failure{Provider: "vllm", Status: 400, Message: "The decoder prompt (length 5000) is longer than the maximum model length of 4096. Make sure that `max_model_len` is no smaller than the number of text tokens."}, ReasonContextOverflow},
+	// llama.cpp server and LM Studio.
+	{"llama.cpp: the request exceeds the available context size, JSON body", Failure{Provider: "llamacpp", Status: 400, Body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":70000,"n_ctx":65536}}`}, ReasonContextOverflow},
+	{"llama.cpp: request of N tokens exceeds the available context size of M tokens", Failure{Provider: "llamacpp", Status: 400, Message: "request (70000 tokens) exceeds the available context size (65536 tokens), try increasing it"}, ReasonContextOverflow},
+	{"llama.cpp: the tokens to keep are more than the context length", Failure{Provider: "lmstudio", Status: 400, Message: "The number of tokens to keep from the initial prompt is greater than the context length."}, ReasonContextOverflow},
+	{"llama.cpp embeddings: the input is larger than the max context size", Failure{Provider: "llamacpp", Status: 400, Message: "input is larger than the max context size. skipping"}, ReasonContextOverflow},
+	{"LM Studio: loaded with a context length that is not enough", Failure{Provider: "lmstudio", Status: 400, Message: "Trying to keep the first 9324 tokens when context the overflows. However, the model is loaded with context length of only 8192 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"}, ReasonContextOverflow},
+	// Ollama.
+	{"Ollama: the input length exceeds the context length", Failure{Provider: "ollama", Status: 400, Message: "the input length exceeds the context length"}, ReasonContextOverflow},
+	{"Ollama: input length exceeds maximum context length", Failure{Provider: "ollama", Status: 400, Body: `{"error":"input length exceeds maximum context length"}`}, ReasonContextOverflow},
+	{"Ollama: input after truncation exceeds maximum context length", Failure{Provider: "ollama", Status: 400, Message: "input after truncation exceeds maximum context length"}, ReasonContextOverflow},
+	{"Ollama: prompt too long; exceeded max context length by N tokens", Failure{Provider: "ollama", Status: 400, Message: "prompt too long; exceeded max context length by 1523 tokens"}, ReasonContextOverflow},
+	// GitHub Models / Copilot.
+	{"GitHub Copilot: prompt token count exceeds the limit", Failure{Provider: "github-copilot", Status: 400, Code: "model_max_prompt_tokens_exceeded", Message: "prompt token count of 140312 exceeds the limit of 128000"}, ReasonContextOverflow},
+	{"GitHub Models: request body too large, max size in tokens, at 413", Failure{Provider: "github-models", Status: 413, Code: "tokens_limit_reached", Message: "Request body too large for gpt-4o model. Max size: 8000 tokens."}, ReasonContextOverflow},
+	// Cloudflare Workers AI.
+	{"Workers AI: input and output tokens exceeded the context window limit", Failure{Provider: "cloudflare-workers-ai", Status: 400, Message: "AiError: The estimated number of input and maximum output tokens (9000) exceeded this model context window limit (8192)."}, ReasonContextOverflow},
+	// Alibaba DashScope (Qwen) and Zhipu (GLM).
+	{"DashScope: range of input length should be [1, N]", Failure{Provider: "qwen", Status: 400, Body: `{"error":{"code":"invalid_parameter_error","param":null,"message":"Range of input length should be [1, 129024]","type":"invalid_request_error"}}`}, ReasonContextOverflow},
+	{"Zhipu: prompt 超长", Failure{Provider: "zai", Status: 400, Body: `{"error":{"code":"1261","message":"Prompt 超长"}}`}, ReasonContextOverflow},
+}
+
+// What providers say that only looks like an overflow: a rate limit on tokens, an output bound.
+var providerNotOverflowCases = []classifyCase{
+	{"Groq: a TPM ceiling is a rate limit", Failure{Provider: "groq", Status: 413, Message: "Request too large for model `llama-3.3-70b-versatile` in organization `org_01` service tier `on_demand` on tokens per minute (TPM): Limit 12000, Requested 19500, please reduce your message size and try again."}, ReasonRateLimit},
+	{"Anthropic: input tokens per minute is a rate limit", Failure{Provider: "anthropic", Status: 429, Message: "This request would exceed the rate limit for your organization of 40,000 input tokens per minute."}, ReasonRateLimit},
+	{"Bedrock: max tokens over the model's output limit is format", Failure{Provider: "amazon-bedrock", Status: 400, Message: "ValidationException: The maximum tokens you requested exceeds the model limit of 8192. Try again with a maximum tokens value that is lower than 8192."}, ReasonFormat},
+	{"OpenAI: max_tokens too large for the model is format", Failure{Status: 400, Message: "max_tokens is too large: 100000. This model supports at most 16384 completion tokens, whereas you provided 100000."}, ReasonFormat},
+	{"Gemini: a payload over the request size is format", Failure{Provider: "google", Status: 400, Message: "Request payload size exceeds the limit: 20971520 bytes."}, ReasonFormat},
+	{"DashScope: a parameter range that is not input length is format", Failure{Provider: "qwen", Status: 400, Message: "Range of max_tokens should be [1, 8192]"}, ReasonFormat},
+	{"Zhipu: a parameter that is too long is format", Failure{Provider: "zai", Status: 400, Message: "参数 tools 超长"}, ReasonFormat},
+}
+
 // Issue 20, item 2: context overflow is read by meaning, not by phrase.
 func TestContextOverflowByMeaning(t *testing.T) {
 	runClassifyCases(t, overflowCases)
 	runClassifyCases(t, notOverflowCases)
+	runClassifyCases(t, providerOverflowCases)
+	runClassifyCases(t, providerNotOverflowCases)
 }
 
 var leadingStatusCases = []classifyCase{
@@ -242,7 +328,7 @@ func TestClassifyFamilies(t *testing.T) {
 // allRuleCases is every row of the rule tables, the fuzz target's seeds among them.
 func allRuleCases() []classifyCase {
 	var all []classifyCase
-	for _, table := range [][]classifyCase{precedenceCases, overflowCases, notOverflowCases, leadingStatusCases,
+	for _, table := range [][]classifyCase{precedenceCases, overflowCases, notOverflowCases, providerOverflowCases, providerNotOverflowCases, leadingStatusCases,
 		quotaAt429Cases, wrapperCases, familyCases} {
 		all = append(all, table...)
 	}

@@ -135,16 +135,21 @@ type ModelSpec struct {
 	// FirstTokenTimeout (firstTokenTimeoutMs, baton's key) replaces BATON_FIRST_TOKEN_TIMEOUT_MS
 	// for this model: a slow-thinking model may be given longer than a fast one.
 	FirstTokenTimeout time.Duration `json:"firstTokenTimeout,omitempty"`
-}
-
-// FirstTokenTimeout is a model's first-token timeout: its catalog entry's, else def.
-func (c *Config) FirstTokenTimeout(ref ModelRef, def time.Duration) time.Duration {
-	for _, m := range c.Providers[ref.Provider].Models {
-		if m.ID == ref.Model && m.FirstTokenTimeout > 0 {
-			return m.FirstTokenTimeout
-		}
-	}
-	return def
+	// Reasoning (OpenClaw's key) marks a reasoning model, which thinks before its first token:
+	// it gets the reasoning first-token default (Deadlines).
+	Reasoning bool `json:"reasoning,omitempty"`
+	// AttemptTimeout (attemptTimeoutMs, baton's key) bounds a whole attempt on this model, from
+	// the request to the last chunk, in place of BATON_ATTEMPT_TIMEOUT_MS.
+	AttemptTimeout time.Duration `json:"attemptTimeout,omitempty"`
+	// MinTokensPerSecond and ThroughputGrace (minTokensPerSecond, throughputGraceMs: baton's keys)
+	// are a throughput floor: a stream that averages fewer tokens a second once its grace has run
+	// fails as a timeout. Off (0) by default.
+	MinTokensPerSecond float64       `json:"minTokensPerSecond,omitempty"`
+	ThroughputGrace    time.Duration `json:"throughputGrace,omitempty"`
+	// Continuation (baton's key) is how this model can continue an answer another candidate's
+	// stream left cut: ContinuePrefill, ContinueRestart, ContinueInstruction or ContinueNone; ""
+	// is the default of its provider's api and flavour (DefaultContinuation).
+	Continuation string `json:"continuation,omitempty"`
 }
 
 // AcceptsImages reports whether a model may be sent images: a catalog entry whose input list

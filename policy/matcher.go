@@ -6,8 +6,9 @@ import (
 )
 
 // matcher is a pattern list: plain substrings, checked with strings.Contains, and regular
-// expressions, each run only when the message contains one of its gate words. Most messages
-// then cost a few substring scans instead of dozens of regexp runs.
+// expressions, each run only when the message contains one of its gate words (of each group, when
+// the gate has several). Most messages then cost a few substring scans instead of dozens of
+// regexp runs.
 type matcher struct {
 	lits  []string
 	gated []gatedRe
@@ -15,7 +16,7 @@ type matcher struct {
 }
 
 type gatedRe struct {
-	gates []string
+	gates [][]string // every group must have one word present
 	re    *regexp.Regexp
 }
 
@@ -39,11 +40,17 @@ func (m *matcher) match(lower string) bool {
 }
 
 func (g gatedRe) open(lower string) bool {
-	if len(g.gates) == 0 {
-		return true
+	for _, group := range g.gates {
+		if !containsAny(lower, group) {
+			return false
+		}
 	}
-	for _, gate := range g.gates {
-		if strings.Contains(lower, gate) {
+	return true
+}
+
+func containsAny(lower string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(lower, w) {
 			return true
 		}
 	}
@@ -53,11 +60,14 @@ func (g gatedRe) open(lower string) bool {
 // lits builds a matcher of substrings.
 func lits(l ...string) matcher { return matcher{lits: l} }
 
-// with adds a regular expression run only when one of gates is present ("" gates: always).
+// with adds a regular expression run only when one of gates is present ("" gates: always);
+// "a|b&c|d" needs one of a, b and one of c, d (a common word alone would open it too often).
 func (m matcher) with(gates string, expr string) matcher {
-	var gs []string
+	var gs [][]string
 	if gates != "" {
-		gs = strings.Split(gates, "|")
+		for _, group := range strings.Split(gates, "&") {
+			gs = append(gs, strings.Split(group, "|"))
+		}
 	}
 	m.gated = append(m.gated, gatedRe{gates: gs, re: regexp.MustCompile(expr)})
 	return m

@@ -156,19 +156,35 @@ var (
 		"maximum context length", "prompt is too long", "exceeded model token limit", "max_tokens would exceed context window",
 		"model_context_window_exceeded", "context_window_exceeded", "input is too long", "ran out of room in the model's context window").
 		with("413", `\b413\b.*request entity too large`).
-		with("too many tokens", `too many tokens in (the )?(prompt|request)`).
+		// Too many tokens of what was sent (Bedrock Titan: "Too many input tokens. Max input tokens: …").
+		with("too many", `too many (?:input |prompt )?tokens in (?:the |your )?(?:prompt|request|input|messages?|conversation)\b|\btoo many (?:input|prompt) tokens\b`).
 		with("context|token|max", ovSubject+ovGap+ovVerb+ovShort+ovContext).
 		with("context|token|max", ovContext+ovGap+`(?:\b(?:is|are)\s+(?:less|smaller|shorter|fewer)\s+than|\btoo\s+small\s+for|\b(?:cannot|can't|can\s+not)\s+(?:fit|hold|accommodate)|\bnot\s+(?:large|big|long)\s+enough\s+for)\b`+ovGap+ovSubject).
 		with("exceeded", ovContext+ovShort+`\b(?:(?:has|have)\s+been|was|were|is|are)\s+exceeded\b`).
 		with("exceed", `\bexceed(?:s|ed|ing)?\s+(?:the\s+)?models?'?s?\s+(?:max(?:imum)?\s+)?(?:context|token)\s+(?:limit|length|window|size)\b`).
+		// With no subject, after a clause that named it (Ollama: "prompt too long; exceeded max context length by N tokens").
+		with("exceed", `\bexceed(?:s|ed|ing)?\s+(?:the\s+)?(?:max(?:imum)?\s+|available\s+)?context[ _-]?(?:limit|length|window|size)\b`).
+		// What was sent, then what the model holds (Vertex: "the input token count is N but model only supports up to M").
+		with("support|allow|accept|handle|can take&model", ovSubject+ovGap+`\b(?:but|while|whereas|however)\b,?\s+(?:the\s+|this\s+)?model\s+(?:only\s+)?(?:supports?|allows?|accepts?|handles?|can\s+(?:handle|take|accept))\s+(?:up\s+to|at\s+most|a\s+max(?:imum)?\s+of)\s+\d`).
+		// The model's maximum, then what was sent (xAI: "maximum prompt length is N but the request contains M tokens").
+		with("but|however|while|whereas&context|token|max", ovContext+ovGap+`\b(?:but|however|while|whereas)\b,?`+ovShort+ovSubject+`\s+(?:contains?|has|have|had|is|are|was|were|resulted\s+in|requires?|needs?|uses?)\s+(?:about\s+|approximately\s+|~\s*)?\d`).
+		// The allowed range of the input's length (DashScope: "Range of input length should be [1, N]").
+		with("input", `\binput\s+(?:length|tokens?)\s+(?:should|must)\s+be\s+(?:in\s+)?\[\s*\d+\s*,\s*\d+\s*\]`).
 		with("overflow", `^\W*(?:error:\s*)?context overflow:`).
 		with("上下文", `上下文.{0,10}(?:超出|超过|过长)|(?:超出|超过).{0,10}上下文|压缩上下文|上下文.{0,6}压缩`).
-		with("compress|compact|shorten|trim|reduce", `\b(?:please|try to|you (?:must|need to|should))\s+(?:compress|compact|shorten|trim|reduce)\s+(?:the\s+|your\s+)?(?:context|conversation|chat history)\b|\breduce the length of the (?:messages?|prompt|input)\b`)
+		// The prompt or input itself too long (Zhipu 1261: "Prompt 超长"); a parameter that is too long is not.
+		with("超长|过长|超出|超过", `(?:prompt|提示词|输入|消息)\s*(?:内容|长度)?\s*(?:超长|过长)|(?:prompt|提示词|输入|消息)的?\s*(?:长度|token\s*数量?)\s*(?:超出|超过)`).
+		with("compress|compact|shorten|trim|reduce", `\b(?:please|try to|you (?:must|need to|should))\s+(?:compress|compact|shorten|trim|reduce)\s+(?:the\s+|your\s+)?(?:context|conversation|chat history)\b|\breduce the length of the (?:messages?|prompt|input)\b`).
+		// A request for a shorter input (LM Studio: "…context length of only N tokens, which is not enough. … provide a shorter input").
+		with("shorter", `\b(?:provide|use|send|try(?:\s+using)?)\s+(?:a\s+)?shorter\s+(?:input|prompt)s?\b`)
 	// A bound with only a number ("`inputs` must be at most 8192 tokens") counts when tokens are named.
 	overflowBoundRe = re(ovSubject + ovGap + ovVerb + `(?:\s+[a-z']+){0,4}?\s*\(?\d[\d,_]*\s*k?\b(?:\)?\s*tokens?\b)?`)
 	tokensWordRe    = re(`\btokens?\b`)
-	notOverflow     = lits("context window too small", "investigate", "upload limit", "prompt template")
-	tpmHint         = lits("tokens per minute", "tokens per min", "tokens per day", "rate_limit", "rate limit").with("tpm", `\btpm\b`)
+	// A bound whose subject is the output's size ("the maximum tokens you requested exceeds the model
+	// limit of 8192", Bedrock) is a parameter to lower, not a prompt to compact.
+	outputBoundRe = re(`(?:\bmax(?:imum)?|\boutput|\bcompletion)[ _]$`)
+	notOverflow   = lits("context window too small", "investigate", "upload limit", "prompt template")
+	tpmHint       = lits("tokens per minute", "tokens per min", "tokens per day", "rate_limit", "rate limit").with("tpm", `\btpm\b`)
 )
 
 // IsContextOverflow reports a message that says the prompt does not fit the model.
@@ -179,9 +195,11 @@ func IsContextOverflow(msg string) bool {
 
 // isContextOverflowLower: what was sent (prompt, input, request, tokens) exceeds or must stay under
 // the model's context (size, length, window, budget, token limit, maximum), in either order or
-// in the passive; a context size "has been exceeded"; the agent's own "Context overflow:" label;
-// Chinese 上下文 with 超出/超过/过长, or a request to compress the context. Never: rate-limit texts
-// (a TPM ceiling is not the context), a window too small for the config, chatter about overflow.
+// in the passive, or is set against what the model supports ("is N but model only supports up to
+// M"); a context size "has been exceeded"; too many input tokens; the agent's own "Context
+// overflow:" label; Chinese 上下文 with 超出/超过/过长, a prompt 超长; a request to compress the
+// context or shorten the input. Never: rate-limit texts (a TPM ceiling is not the context), a
+// window too small for the config, chatter about overflow, a bound on the output's size.
 func isContextOverflowLower(lower string) bool {
 	if strings.Contains(lower, "extra usage is required for long context") {
 		return false // Anthropic's billing text; DESIGN.md keeps it billing
@@ -193,8 +211,10 @@ func isContextOverflowLower(lower string) bool {
 		return true
 	}
 	if strings.Contains(lower, "token") {
-		if m := overflowBoundRe.FindString(lower); m != "" && tokensWordRe.MatchString(m) {
-			return true
+		for _, ix := range overflowBoundRe.FindAllStringIndex(lower, -1) {
+			if tokensWordRe.MatchString(lower[ix[0]:ix[1]]) && !outputBoundRe.MatchString(lower[max(0, ix[0]-12):ix[0]]) {
+				return true
+			}
 		}
 	}
 	return false

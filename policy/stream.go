@@ -1,7 +1,5 @@
 package policy
 
-import "strings"
-
 // Mid-stream faults: what happens when a stream fails after some of the answer already reached
 // the caller (issue: live streaming). Before the first byte a failover is invisible; after it the
 // caller has seen part of an answer, and baton either continues it on the next candidate or says
@@ -9,7 +7,7 @@ import "strings"
 
 // Modes of streaming.midStream.
 const (
-	MidStreamContinue = "continue" // the next candidate continues the answer (a prefill)
+	MidStreamContinue = "continue" // the next candidate continues the answer (continuation.go)
 	MidStreamError    = "error"    // the caller's stream ends with an explicit error
 )
 
@@ -36,14 +34,4 @@ func MidStreamAction(mode string, delivered bool, partial string, toolCallsDeliv
 		return AfterFaultStop
 	}
 	return AfterFaultContinue
-}
-
-// ContinuationText is a continuation's text as the caller should see it after prefill: a
-// prefill ending in whitespace was sent trimmed (Anthropic refuses trailing whitespace), so the
-// model may start with the whitespace the caller already has; it is dropped.
-func ContinuationText(prefill, text string) string {
-	if prefill != "" && strings.TrimRight(prefill, " \t\r\n") != prefill {
-		return strings.TrimLeft(text, " \t\r\n")
-	}
-	return text
 }

@@ -26,15 +26,6 @@ func TestAStreamFaultAfterTheCallerSawContent(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
-	for _, c := range []struct{ prefill, text, want string }{
-		{"The quick ", " brown fox", "brown fox"}, // the prefill went out trimmed: its space is the caller's already
-		{"The quick", " brown fox", " brown fox"},
-		{"", "  indented", "  indented"},
-	} {
-		if got := ContinuationText(c.prefill, c.text); got != c.want {
-			t.Errorf("ContinuationText(%q, %q) = %q, want %q", c.prefill, c.text, got, c.want)
-		}
-	}
 	if _, err := ParseConfig([]byte(`{streaming: {midStream: "retry"}}`)); err == nil || !strings.Contains(err.Error(), "streaming.midStream") {
 		t.Errorf("a bad midStream is named: %v", err)
 	}

@@ -22,6 +22,9 @@ type ReplyRequest struct {
 	// CarriesImages: the turn holds an image, so text-only candidates are skipped (and the image
 	// chain serves it when no candidate of the chain accepts images).
 	CarriesImages bool `json:"carriesImages,omitempty"`
+	// Reasoning: the turn asks for reasoning (a reasoning effort or a thinking budget), so its
+	// attempts get the reasoning first-token default (Config.Deadlines).
+	Reasoning bool `json:"reasoning,omitempty"`
 	// Model is a one-off explicit provider/model: strict.
 	Model     string        `json:"model,omitempty"`
 	Cron      *CronPayload  `json:"cron,omitempty"`
@@ -35,6 +38,9 @@ type ReplyRequest struct {
 	StreamKey   string `json:"streamKey,omitempty"`
 	// Restarts counts the times a user's /model started this reply over (continue-as-new).
 	Restarts int `json:"restarts,omitempty"`
+	// Earlier are the attempts of the runs a /model restart ended: the result joins them before
+	// this run's own (policy decisions read only this run's).
+	Earlier []Attempt `json:"earlier,omitempty"`
 	// NoJitter makes backoffs exact (simulate).
 	NoJitter bool `json:"noJitter,omitempty"`
 	// WaitForCooldown lets an exhausted reply sleep (a durable timer) until the soonest
@@ -67,6 +73,11 @@ type ReplyState struct {
 	IdleTimeout       time.Duration `json:"idleTimeout"`
 	// ResponseTimeout bounds the wait for a provider's response headers (0: the provider layer's default).
 	ResponseTimeout time.Duration `json:"responseTimeout,omitempty"`
+	// ReasoningFirstTokenTimeout is the first-token default of a request that asks for reasoning
+	// or a reasoning model; AttemptTimeout bounds a whole attempt (0: no bound). Config.Deadlines
+	// reads them with the model's catalog entry.
+	ReasoningFirstTokenTimeout time.Duration `json:"reasoningFirstTokenTimeout,omitempty"`
+	AttemptTimeout             time.Duration `json:"attemptTimeout,omitempty"`
 	// InfraRetries bounds how often an attempt whose worker was lost is run again in place
 	// (BATON_INFRA_RETRIES; 0: DefaultInfraRetries).
 	InfraRetries int `json:"infraRetries,omitempty"`
@@ -93,11 +104,21 @@ type AttemptRequest struct {
 	// the caller already holds, which this attempt continues.
 	StreamKey string `json:"streamKey,omitempty"`
 	Prefill   string `json:"prefill,omitempty"`
+	// Continuation is how this model is asked to continue Prefill (ContinuePrefill,
+	// ContinueRestart, ContinueInstruction; "" is ContinueInstruction, as replies recorded before
+	// it asked); PrefillPrefix adds "prefix": true for the servers that want it.
+	Continuation  string `json:"continuation,omitempty"`
+	PrefillPrefix bool   `json:"prefillPrefix,omitempty"`
 	// Now is the workflow's clock, for credential expiry.
 	Now               time.Time     `json:"now"`
 	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
 	IdleTimeout       time.Duration `json:"idleTimeout"`
 	ResponseTimeout   time.Duration `json:"responseTimeout,omitempty"`
+	// AttemptTimeout bounds the whole call (0: none); MinTokensPerSecond and ThroughputGrace are
+	// its throughput floor (0: none). The reply's Config.Deadlines for the candidate.
+	AttemptTimeout     time.Duration `json:"attemptTimeout,omitempty"`
+	MinTokensPerSecond float64       `json:"minTokensPerSecond,omitempty"`
+	ThroughputGrace    time.Duration `json:"throughputGrace,omitempty"`
 	// The attempt applies its final outcome to the profile's usage stats itself and, on success,
 	// ends the turn with OnSuccess, so that the reply spends no history events on them. An outcome
 	// the reply will retry in place (WillRetry) is not recorded: only the last failure of a route
@@ -139,6 +160,15 @@ type AttemptOutcome struct {
 	Partial            string `json:"partial,omitempty"`
 	Delivered          bool   `json:"delivered,omitempty"`
 	ToolCallsDelivered int    `json:"toolCallsDelivered,omitempty"`
+	// Continuing a cut answer: Mismatch, the continuation's opening did not repeat what the
+	// caller holds (a different answer: nothing of it went out); PrefillRejected, the model
+	// refused the prefill (a capability, not a fault: nothing is recorded against the profile).
+	Mismatch        bool `json:"mismatch,omitempty"`
+	PrefillRejected bool `json:"prefillRejected,omitempty"`
+	// Billed is what a failed stream's provider reported (or, for its output, what its text
+	// suggests) before it failed: the caller of a continued answer was billed for it too.
+	BilledInput  int64 `json:"billedInput,omitempty"`
+	BilledOutput int64 `json:"billedOutput,omitempty"`
 
 	// Recorded is the profile's usage stats after the attempt recorded its final outcome itself;
 	// nil when it did not, and the reply records it.
@@ -241,6 +271,9 @@ const (
 	// ErrStreamInterrupted ends a reply whose stream failed after the caller saw part of it
 	// (streaming.midStream "error", or a tool call already delivered).
 	ErrStreamInterrupted = "StreamInterruptedError"
+	// ErrContinuationMismatch ends a reply whose continuation of a cut answer did not repeat what
+	// the caller holds: the next candidate answered something else, and none of it was sent.
+	ErrContinuationMismatch = "ContinuationMismatchError"
 	// ErrWorkersLost ends a reply whose attempts kept losing their worker: baton's infrastructure
 	// failed, not the models.
 	ErrWorkersLost = "WorkersLostError"

@@ -640,6 +640,10 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 	}
 	client := anthropic.NewClient(opts...)
 	body, jsonTool := anthropicBody(req.Model, req.Turn, nil, PrefillSent(req.Prefill))
+	if req.Continuation == ContinueInstruction && len(body.Messages) > 0 && PrefillSent(req.Prefill) != "" {
+		// The answer so far stays the last assistant message; a user message asks to go on.
+		body.Messages = append(body.Messages, anthropicMessage{Role: RoleUser, Content: []any{anthropicText{Type: "text", Text: continueInstruction}}})
+	}
 	var callOpts []option.RequestOption
 	if req.Turn.Wire == WireAnthropic {
 		for _, kv := range extraFields(req.Turn.Extra, anthropicOwnKeys, body, anthropicOverridable(req.Turn)) {
@@ -724,6 +728,8 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 				out.text(piece)
 			case "thinking":
 				em.emitReasoning(piece)
+			case "tool_use":
+				em.progress(piece)
 			}
 		case "content_block_stop":
 			if b := byIndex[ev.Index]; b != nil && (b.kind == "thinking" || b.kind == "redacted_thinking") {

@@ -253,6 +253,14 @@ func (t Turn) PlainMessage() (string, bool) {
 	return m.Content[0].Text, true
 }
 
+// AsksReasoning reports whether the turn asks the model to reason before it answers: a reasoning
+// effort (other than "none") or a positive thinking budget. Such a request is given the longer
+// reasoning first-token timeout.
+func (t Turn) AsksReasoning() bool {
+	effort := strings.ToLower(strings.TrimSpace(t.Params.ReasoningEffort))
+	return (effort != "" && effort != "none") || (t.Params.ThinkingBudget != nil && *t.Params.ThinkingBudget > 0)
+}
+
 // LastUserText is the text of the last user message (for logs and notices).
 func (t Turn) LastUserText() string {
 	for i := len(t.Messages) - 1; i >= 0; i-- {

@@ -46,6 +46,8 @@ type openAIMessage struct {
 	Content    any              `json:"content,omitempty"` // a string or []openAIContentPart
 	ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string           `json:"tool_call_id,omitempty"`
+	// Prefix asks a server of the DeepSeek/Mistral flavour to continue this final assistant message.
+	Prefix bool `json:"prefix,omitempty"`
 }
 
 type openAIContentPart struct {
@@ -383,10 +385,14 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 	)
 	body := openAIBody(req.Model, req.Turn, nil)
 	if prefill := PrefillSent(req.Prefill); prefill != "" {
-		// The answer so far, and a request to go on from it. A response format would make the
-		// continuation a whole document of its own: it goes.
-		body.Messages = append(body.Messages, openAIMessage{Role: RoleAssistant, Content: prefill},
-			openAIMessage{Role: RoleUser, Content: continueInstruction})
+		// The answer so far as the final assistant message (with "prefix": true for the servers
+		// that want it), or followed by a request to go on from it. A response format would make
+		// the continuation a whole document of its own: it goes.
+		body.Messages = append(body.Messages, openAIMessage{Role: RoleAssistant, Content: prefill,
+			Prefix: req.PrefillPrefix && req.Continuation != ContinueInstruction})
+		if req.Continuation == ContinueInstruction {
+			body.Messages = append(body.Messages, openAIMessage{Role: RoleUser, Content: continueInstruction})
+		}
 		body.ResponseFormat = nil
 	}
 	opts := []option.RequestOption{option.WithHeader("Authorization", "Bearer "+secret)}
@@ -471,6 +477,7 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 					b.name = tc.Function.Name
 				}
 				b.args.WriteString(tc.Function.Arguments)
+				em.progress(tc.Function.Arguments)
 			}
 			flush(false)
 			if c.FinishReason != "" {

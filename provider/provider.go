@@ -42,11 +42,15 @@ const (
 
 // Defaults for the streaming watchdog: response headers within DefaultResponseTimeout of the
 // request, then a first chunk within DefaultFirstTokenTimeout of the headers, then no silence
-// longer than DefaultIdleTimeout.
+// longer than DefaultIdleTimeout. The first-token default is short, so that a fast model's stall
+// fails over in seconds; a request that asks for reasoning, or a reasoning model, is given
+// DefaultReasoningFirstTokenTimeout instead (the reply decides which: policy.Config.Deadlines),
+// since it thinks before its first token.
 const (
-	DefaultResponseTimeout   = 10 * time.Second
-	DefaultFirstTokenTimeout = 60 * time.Second
-	DefaultIdleTimeout       = 60 * time.Second
+	DefaultResponseTimeout            = 10 * time.Second
+	DefaultFirstTokenTimeout          = 10 * time.Second
+	DefaultReasoningFirstTokenTimeout = 60 * time.Second
+	DefaultIdleTimeout                = 60 * time.Second
 )
 
 // Default base URLs of the providers baton knows by name.
@@ -88,10 +92,13 @@ type Request struct {
 	Turn Turn
 
 	// Prefill is the answer so far, for the model to continue (an attempt after a stream that
-	// failed mid-answer). It goes out as PrefillSent(Prefill): Anthropic continues a final
-	// assistant message; an OpenAI-wire model gets it as an assistant message and is asked to
-	// continue. The Response's answer is then the continuation only: the caller joins.
-	Prefill string
+	// failed mid-answer), and Continuation how it is asked to: ContinuePrefill (the default) sends
+	// PrefillSent(Prefill) as the final assistant message, with "prefix": true on the OpenAI wire
+	// when PrefillPrefix; ContinueInstruction follows it with a user message asking to go on. The
+	// Response's answer is then the model's continuation only: the caller checks and joins it.
+	Prefill       string
+	Continuation  string
+	PrefillPrefix bool
 
 	// The clocks: ResponseTimeout runs from the request until the response headers, then
 	// FirstTokenTimeout until the first chunk, then IdleTimeout from each chunk. Keep-alives
@@ -100,6 +107,15 @@ type Request struct {
 	ResponseTimeout   time.Duration
 	FirstTokenTimeout time.Duration
 	IdleTimeout       time.Duration
+	// AttemptTimeout, when set, bounds the whole attempt, from the request to its last chunk,
+	// whatever the other clocks say (FaultAttemptTimeout).
+	AttemptTimeout time.Duration
+	// MinTokensPerSecond, when set, is a throughput floor (FaultSlow): once the answer has
+	// started (its first piece of text, reasoning or tool-call arguments), it must average at
+	// least this many tokens a second from then on, judged from ThroughputGrace after its start
+	// (zero: judged at once). Tokens are estimated, not counted (see floor).
+	MinTokensPerSecond float64
+	ThroughputGrace    time.Duration
 	// OnChunk is called for every chunk received (and for a keep-alive once the stream has
 	// started), so the activity can heartbeat.
 	OnChunk func()
@@ -147,6 +163,8 @@ const (
 	FaultMalformed       = "malformed"           // a chunk that is not valid JSON
 	FaultInBandError     = "in_band_error"       // an error event inside a 200 stream
 	FaultEmpty           = "empty"               // a 200 with no content
+	FaultAttemptTimeout  = "attempt_timeout"     // the whole attempt outlasted AttemptTimeout
+	FaultSlow            = "too_slow"            // alive, but under the MinTokensPerSecond floor
 )
 
 // Error is a failed attempt as the classifier needs it: what the provider answered, parsed once
@@ -252,6 +270,15 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 	clk := &clock{w: &watchdog{cancel: cancel}, req: &req}
 	clk.w.arm(req.ResponseTimeout, errResponseTimeout)
 	defer clk.w.stop()
+	if req.AttemptTimeout > 0 {
+		whole := time.AfterFunc(req.AttemptTimeout, func() { cancel(errAttempt) })
+		defer whole.Stop()
+	}
+	var fl *floor
+	if req.MinTokensPerSecond > 0 {
+		fl = &floor{rate: req.MinTokensPerSecond, grace: req.ThroughputGrace, cancel: cancel}
+		defer fl.stop()
+	}
 
 	cap := &capture{}
 	base := http.DefaultTransport
@@ -259,7 +286,7 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 		base = req.HTTPClient.Transport
 	}
 	httpClient := &http.Client{Transport: &captureTransport{base: base, cap: cap, clk: clk}}
-	em := &emitter{on: req.OnDelta}
+	em := &emitter{on: req.OnDelta, floor: fl}
 
 	var resp Response
 	var err error
@@ -294,7 +321,13 @@ func PrefillSent(prefill string) string {
 	return strings.TrimRightFunc(prefill, unicode.IsSpace)
 }
 
-// continueInstruction follows the answer so far on an OpenAI-wire prefill.
+// How a Prefill is sent (policy's strategies of the same names).
+const (
+	ContinuePrefill     = "prefill"
+	ContinueInstruction = "instruction"
+)
+
+// continueInstruction follows the answer so far under ContinueInstruction.
 const continueInstruction = "Continue your previous answer exactly where it stopped. Do not repeat any of it, and do not add any preamble."
 
 var (
@@ -302,6 +335,8 @@ var (
 	errFirstToken      = errors.New("no first token within the first-token timeout")
 	errStall           = errors.New("the stream went silent longer than the idle timeout")
 	errCut             = errors.New("the stream ended before the protocol's terminator")
+	errAttempt         = errors.New("the attempt ran past its attempt timeout")
+	errSlow            = errors.New("the stream fell under its throughput floor")
 )
 
 // emitter hands the answer out through OnDelta as it streams, and keeps what it handed out: the
@@ -310,12 +345,14 @@ type emitter struct {
 	on    func(Delta)
 	text  strings.Builder
 	calls int
+	floor *floor // nil: no throughput floor
 }
 
 func (e *emitter) emitText(s string) {
 	if s == "" {
 		return
 	}
+	e.floor.add(len(s))
 	e.text.WriteString(s)
 	if e.on != nil {
 		e.on(Delta{Text: s})
@@ -323,10 +360,15 @@ func (e *emitter) emitText(s string) {
 }
 
 func (e *emitter) emitReasoning(s string) {
+	e.floor.add(len(s))
 	if s != "" && e.on != nil {
 		e.on(Delta{Reasoning: s})
 	}
 }
+
+// progress: a piece of a tool call's arguments streamed (handed out only once the call is
+// whole, but the model produced it now).
+func (e *emitter) progress(s string) { e.floor.add(len(s)) }
 
 func (e *emitter) emitReasoningPart(p Part) {
 	if e.on != nil {
@@ -414,6 +456,68 @@ func (w *watchdog) stop() {
 	defer w.mu.Unlock()
 	if w.timer != nil {
 		w.timer.Stop()
+	}
+}
+
+// floor is the throughput floor. Its clock starts with the answer's first piece (text, reasoning
+// or tool-call arguments); from then on the answer must average at least rate tokens a second,
+// judged once grace has run: the pieces so far hold it up until start + tokens/rate, so one
+// timer, pushed back by each piece, fires when the average falls under the floor (not before
+// start + grace). Tokens are estimated as the streamed text, reasoning and tool-call arguments
+// in UTF-8 bytes / 4 (no tokenizer: about 4 bytes a token in English; bytes rather than
+// characters, so that a script of few characters a token, CJK, is not taken for a crawl).
+type floor struct {
+	mu       sync.Mutex
+	rate     float64
+	grace    time.Duration
+	start    time.Time
+	bytes    int
+	timer    *time.Timer
+	deadline time.Time
+	done     bool
+	cancel   context.CancelCauseFunc
+}
+
+func (f *floor) add(n int) {
+	if f == nil || n <= 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return
+	}
+	now := time.Now()
+	if f.start.IsZero() {
+		f.start = now
+	}
+	f.bytes += n
+	held := time.Duration(float64(f.bytes) / 4 / f.rate * float64(time.Second))
+	f.deadline = f.start.Add(max(f.grace, held))
+	if f.timer == nil {
+		f.timer = time.AfterFunc(f.deadline.Sub(now), f.fire)
+		return
+	}
+	f.timer.Reset(f.deadline.Sub(now))
+}
+
+// fire cancels the attempt, unless a piece pushed the deadline back meanwhile (the timer then
+// fires again at the new one).
+func (f *floor) fire() {
+	f.mu.Lock()
+	early := time.Now().Before(f.deadline) || f.done
+	f.mu.Unlock()
+	if !early {
+		f.cancel(errSlow)
+	}
+}
+
+func (f *floor) stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.done = true
+	if f.timer != nil {
+		f.timer.Stop()
 	}
 }
 
@@ -551,6 +655,12 @@ func toError(ctx context.Context, err error, cap *capture, partial bool, secret 
 		return scrub(e, secret)
 	case errors.Is(cause, errStall):
 		e.Stream, e.Message = FaultStall, errStall.Error()
+		return scrub(e, secret)
+	case errors.Is(cause, errAttempt):
+		e.Stream, e.Message = FaultAttemptTimeout, errAttempt.Error()
+		return scrub(e, secret)
+	case errors.Is(cause, errSlow):
+		e.Stream, e.Message = FaultSlow, errSlow.Error()
 		return scrub(e, secret)
 	}
 	cap.mu.Lock()

@@ -39,9 +39,15 @@ func (s seen) String() string {
 // stream runs a request against a scripted SSE server of the API's wire, recording every delta.
 func stream(t *testing.T, api, sse string, turn provider.Turn, prefill string) (provider.Response, []seen, map[string]any, error) {
 	t.Helper()
+	return streamWith(t, api, sse, turn, func(r *provider.Request) { r.Prefill = prefill })
+}
+
+// streamWith is stream with the request set as the test needs.
+func streamWith(t *testing.T, api, sse string, turn provider.Turn, set func(*provider.Request)) (provider.Response, []seen, map[string]any, error) {
+	t.Helper()
 	s := serve(t, sse)
 	req := wireRequest(api, s.URL, turn)
-	req.Prefill = prefill
+	set(&req)
 	var got []seen
 	chunks := 0
 	req.OnChunk = func() { chunks++ }
@@ -337,9 +343,29 @@ func TestPrefillContinuesTheAnswer(t *testing.T) {
 		sameJSON(t, body["messages"], `[{"role": "user", "content": [{"type": "text", "text": "list three"}]},
 			{"role": "assistant", "content": [{"type": "text", "text": "Sure: one, two,"}]}]`)
 	})
-	t.Run("openai: the answer so far, and a request to continue", func(t *testing.T) {
-		resp, _, body, err := stream(t, provider.APIOpenAICompletions, openAIStream(
+	t.Run("openai: the answer so far as the final assistant message", func(t *testing.T) {
+		_, _, body, err := stream(t, provider.APIOpenAICompletions, openAIStream(
 			`{"choices":[{"index":0,"delta":{"content":" 42."},"finish_reason":"stop"}]}`), thinking, "The answer is \n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, body["messages"], `[{"role": "user", "content": "what is 6×7?"}, {"role": "assistant", "content": "The answer is"}]`)
+	})
+	t.Run("openai: with prefix: true for the servers that want it", func(t *testing.T) {
+		_, _, body, err := streamWith(t, provider.APIOpenAICompletions, openAIStream(
+			`{"choices":[{"index":0,"delta":{"content":" 42."},"finish_reason":"stop"}]}`), thinking, func(r *provider.Request) {
+			r.Prefill, r.PrefillPrefix = "The answer is", true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, body["messages"], `[{"role": "user", "content": "what is 6×7?"}, {"role": "assistant", "content": "The answer is", "prefix": true}]`)
+	})
+	t.Run("openai: the answer so far, and a request to continue", func(t *testing.T) {
+		resp, _, body, err := streamWith(t, provider.APIOpenAICompletions, openAIStream(
+			`{"choices":[{"index":0,"delta":{"content":" 42."},"finish_reason":"stop"}]}`), thinking, func(r *provider.Request) {
+			r.Prefill, r.Continuation = "The answer is \n", provider.ContinueInstruction
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,6 +91,11 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		}
 		maxBody = n
 	}
+	keepAlive, err := parseKeepAlive(os.Getenv("BATON_SERVE_KEEPALIVE"))
+	if err != nil {
+		fmt.Fprintf(errOut, "baton serve: %v\n", err)
+		return exitUsage
+	}
 	// A reply is one trace from this request to each attempt (OTEL_EXPORTER_OTLP_ENDPOINT).
 	tracer, err := tracing.Setup(ctx, "baton-serve", os.LookupEnv)
 	if err != nil {
@@ -148,7 +153,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	api := &server{client: c, taskQueue: tf.TaskQueue, token: token, config: src, timeout: *timeout,
-		content: st, maxBody: maxBody, live: door, inflight: inflight, hasProfile: func(ctx context.Context, provider string) bool {
+		content: st, maxBody: maxBody, live: door, inflight: inflight, keepAlive: keepAlive, hasProfile: func(ctx context.Context, provider string) bool {
 			providers, err := st.ProfileProviders(ctx)
 			return err != nil || providers[provider] // the store's trouble is not the request's mistake
 		}}
@@ -207,6 +212,9 @@ type server struct {
 	hasProfile func(ctx context.Context, provider string) bool
 	// inflight holds a slot per reply this server waits on (BATON_SERVE_MAX_INFLIGHT; nil: no bound).
 	inflight chan struct{}
+	// keepAlive is how long a streamed caller goes without a byte before a keep-alive
+	// (BATON_SERVE_KEEPALIVE; 0: DefaultServeKeepAlive).
+	keepAlive time.Duration
 }
 
 // DefaultMaxRequestBytes bounds a request body unless BATON_MAX_REQUEST_BYTES says otherwise.
@@ -219,14 +227,16 @@ type door struct {
 	answer     func(w http.ResponseWriter, r wire.Reply, req wire.Request)
 	// live begins a live stream in the wire.
 	live func(w io.Writer, flush func(), id, model string, created int64, req wire.Request) liveWriter
+	// keepAlive writes the wire's keep-alive (an SSE comment, Anthropic's ping).
+	keepAlive func(io.Writer) error
 }
 
 var (
-	openAIDoor = door{decode: wire.DecodeOpenAI, writeError: wire.WriteOpenAIError, answer: answerOpenAI,
+	openAIDoor = door{decode: wire.DecodeOpenAI, writeError: wire.WriteOpenAIError, answer: answerOpenAI, keepAlive: wire.OpenAIKeepAlive,
 		live: func(w io.Writer, flush func(), id, model string, created int64, req wire.Request) liveWriter {
 			return wire.NewOpenAIStream(w, flush, "chatcmpl-"+id, model, created, req.IncludeUsage)
 		}}
-	anthropicDoor = door{decode: wire.DecodeAnthropic, writeError: wire.WriteAnthropicError, answer: answerAnthropic,
+	anthropicDoor = door{decode: wire.DecodeAnthropic, writeError: wire.WriteAnthropicError, answer: answerAnthropic, keepAlive: wire.AnthropicKeepAlive,
 		live: func(w io.Writer, flush func(), id, model string, _ int64, _ wire.Request) liveWriter {
 			return wire.NewAnthropicStream(w, flush, "msg_"+id, model, provider.Usage{})
 		}}
@@ -393,15 +403,19 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	// shared queue, where the reply started here eagerly hands them to this process's shared
 	// worker without a trip through matching (and another worker takes them if this one cannot).
 	var stream *live.Stream
+	// The stream ends with the request, unless serve's timeout leaves a durable wait running
+	// (detach): the end of this handler must not abort a reply that outlives its caller.
+	streamCtx, endStream := context.WithCancel(context.WithoutCancel(r.Context()))
+	detach := context.AfterFunc(r.Context(), endStream)
 	if s.live != nil {
 		key := newStreamKey()
 		if wr.Stream {
-			stream = s.live.hub.Open(r.Context(), key)
+			stream = s.live.hub.Open(streamCtx, key)
 			req.StreamQueue = s.live.queue
 		} else {
 			// Nothing reaches an unstreamed caller before the whole answer: a cut midway is
 			// not a partial answer it holds (streaming.midStream does not apply).
-			stream = s.live.hub.Watch(r.Context(), key)
+			stream = s.live.hub.Watch(streamCtx, key)
 		}
 		defer stream.Close()
 		req.StreamKey = key
@@ -413,6 +427,21 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	}
 	w.Header().Set("x-baton-workflow-id", run.GetID())
 	w.Header().Set("x-baton-run-id", run.GetRunID())
+	flush := func() {}
+	if f, ok := w.(http.Flusher); ok {
+		flush = f.Flush
+	}
+	// A streamed caller gets its headers now and a keep-alive whenever nothing else went out for
+	// a while, so that a proxy's idle timeout does not cut it (which would abort the reply)
+	// during a retry wait or a slow first token.
+	var keepAlive <-chan time.Time
+	var idle *time.Timer
+	if wr.Stream {
+		openStream(w, flush)
+		idle = time.NewTimer(s.keepAliveEvery())
+		defer idle.Stop()
+		keepAlive = idle.C
+	}
 	type outcome struct {
 		res    policy.ReplyResult
 		answer provider.Answer
@@ -430,38 +459,59 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	if stream != nil && wr.Stream {
 		ready = stream.Ready()
 	}
-	var out *liveOut // the caller's stream, begun at the first delta
+	var out *liveOut // the answer's stream in the caller's wire, begun at the first delta
 	for {
 		select {
 		case <-ready:
-			out = s.forward(w, d, wr, run.GetRunID(), out, stream.Take())
+			if deltas := stream.Take(); len(deltas) > 0 {
+				out = s.forward(w, d, wr, run.GetRunID(), out, deltas, flush)
+				idle.Reset(s.keepAliveEvery())
+			}
+		case <-keepAlive:
+			_ = d.keepAlive(w) // a caller gone is heard of through its context
+			flush()
+			idle.Reset(s.keepAliveEvery())
 		case o := <-done:
 			if r.Context().Err() != nil {
 				s.abort(run)
 				return
 			}
 			if stream != nil && wr.Stream {
-				out = s.forward(w, d, wr, run.GetRunID(), out, stream.Take())
+				out = s.forward(w, d, wr, run.GetRunID(), out, stream.Take(), flush)
 			}
 			if o.err != nil {
-				if out != nil {
+				e := replyError(o.err, time.Now())
+				var ended *temporal.WorkflowExecutionError
+				if ctx.Err() != nil && !errors.As(o.err, &ended) {
+					// serve's own --timeout ended the wait, not the reply.
+					var follow bool
+					if e, follow = s.gaveUp(run, req.WaitForCooldown); follow {
+						detach()
+					}
+				}
+				switch {
+				case out != nil:
 					// Part of an answer went out: the stream ends with an explicit error, never a
 					// terminator after a partial answer.
-					out.w.Error(replyError(o.err, time.Now()))
-					return
+					out.w.Error(e)
+				case wr.Stream:
+					// The headers went out before the outcome was known: the wire's error event
+					// carries what the status response would have.
+					d.live(w, flush, run.GetRunID(), wr.Model, time.Now().Unix(), wr).Error(e)
+				default:
+					d.writeError(w, e)
 				}
-				d.writeError(w, replyError(o.err, time.Now()))
 				return
 			}
 			res := o.res
-			attemptHeaders(w.Header(), res.Attempts)
+			attemptHeaders(w.Header(), res)
 			reply := wire.Reply{ID: run.GetRunID(), Model: res.Served.Provider + "/" + res.Served.Model, Created: time.Now().Unix(), Answer: o.answer}
 			if out == nil {
 				// A session's turns share the workflow ID (its lane): the run names the answer.
 				d.answer(w, reply, wr)
 				return
 			}
-			out.finish(reply.Answer)
+			out.finish(reply.Answer, reply.Model)
 			return
 		case <-r.Context().Done():
 			s.abort(run)
@@ -498,9 +548,13 @@ func (s *server) abort(run client.WorkflowRun) {
 	_ = s.client.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
 }
 
-// attemptHeaders names how many attempts the reply made and why it failed over (as trailers on
-// a live stream, whose headers went out before the reply ended).
-func attemptHeaders(h http.Header, attempts []policy.Attempt) {
+// attemptHeaders names how many attempts the reply made, why it failed over and the candidate that
+// finished the answer (as trailers on a live stream, whose headers went out before the reply ended).
+func attemptHeaders(h http.Header, res policy.ReplyResult) {
+	attempts := res.Attempts
+	if res.Served.Provider != "" {
+		h.Set("x-baton-model", res.Served.Provider+"/"+res.Served.Model)
+	}
 	h.Set("x-baton-attempts", strconv.Itoa(len(attempts)))
 	for _, a := range attempts {
 		if a.Result == policy.ResultFailed || a.Result == policy.ResultSkipped {
@@ -523,19 +577,15 @@ type liveWriter interface {
 	Err() error
 }
 
-// forward writes deltas to the caller's stream, beginning it (headers, then the wire's opening
-// events) at the first one.
-func (s *server) forward(w http.ResponseWriter, d door, wr wire.Request, runID string, out *liveOut, deltas []live.Delta) *liveOut {
+// forward writes deltas to the caller's stream (whose headers went out with the reply's start),
+// beginning the wire's events at the first one: they name the candidate that sent it.
+func (s *server) forward(w http.ResponseWriter, d door, wr wire.Request, runID string, out *liveOut, deltas []live.Delta, flush func()) *liveOut {
 	for _, delta := range deltas {
 		if out == nil {
-			startSSE(w)
-			w.Header().Set("Trailer", "x-baton-attempts, x-baton-fallback-reason")
-			w.WriteHeader(http.StatusOK)
-			flush := func() {}
-			if f, ok := w.(http.Flusher); ok {
-				flush = f.Flush
-			}
 			out = &liveOut{w: d.live(w, flush, runID, delta.Model, time.Now().Unix(), wr)}
+		}
+		if m, ok := out.w.(interface{ SetModel(string) }); ok {
+			m.SetModel(delta.Model) // each chunk names the candidate it came from
 		}
 		switch {
 		case delta.Text != "":
@@ -569,8 +619,11 @@ func (s *server) forward(w http.ResponseWriter, d door, wr wire.Request, runID s
 }
 
 // finish sends what of the answer has not gone out live (an attempt that ran on the shared
-// worker sends no deltas), then the wire's end.
-func (o *liveOut) finish(a provider.Answer) {
+// worker sends no deltas), then the wire's end, naming the candidate that finished it.
+func (o *liveOut) finish(a provider.Answer, model string) {
+	if m, ok := o.w.(interface{ SetModel(string) }); ok {
+		m.SetModel(model)
+	}
 	if rest, ok := strings.CutPrefix(a.Text, o.text.String()); ok && rest != "" {
 		o.w.Text(rest)
 	}
@@ -592,7 +645,8 @@ func answerOf(res policy.ReplyResult) (provider.Answer, error) {
 		Usage: provider.Usage{Input: res.Input, Output: res.Output, CachedInput: res.CachedInput}}, nil
 }
 
-// The answer is complete before the first byte: a failure is an error response, never a cut stream.
+// An answer sent whole: unstreamed, or streamed but not live (its attempts ran on the shared
+// worker, or serve has no door), whose headers then went out at the reply's start.
 func answerOpenAI(w http.ResponseWriter, r wire.Reply, req wire.Request) {
 	r.ID = "chatcmpl-" + r.ID
 	if !req.Stream {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -19,6 +20,7 @@ import (
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/workflows"
 	"github.com/openai/openai-go/v3"
+	"go.temporal.io/sdk/temporal"
 )
 
 // liveWorld is serve with its own worker for the attempts of its callers, as `baton serve` runs.
@@ -183,6 +185,13 @@ func TestACallerWhoHangsUpAbortsTheReply(t *testing.T) {
 	err = testsuite.SharedServer(t).Client().GetWorkflow(context.Background(), id, runID).Get(context.Background(), nil)
 	if !strings.Contains(err.Error(), policy.ErrAborted) {
 		t.Errorf("the reply ended with %v, want AbortedError", err)
+	}
+	// Its record names the attempt that was in flight: failed, with no reason.
+	var appErr *temporal.ApplicationError
+	var attempts []policy.Attempt
+	if !errors.As(err, &appErr) || appErr.Details(&attempts) != nil || len(attempts) != 2 ||
+		attempts[1].Provider != "anthropic" || attempts[1].Result != policy.ResultFailed || attempts[1].Reason != policy.ReasonNone {
+		t.Errorf("the aborted reply's attempts %+v: want the failed primary, then the fallback in flight", attempts)
 	}
 	var ended time.Time
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {

@@ -138,10 +138,21 @@ func TestServeFailsWithOpenAIShapedErrors(t *testing.T) {
 			Body: `{"error":{"message":"Rate limit reached","type":"requests"}}`}}},
 	})
 	// fallbacks: [] makes the request strict: every candidate rate-limited → 429 with Retry-After.
-	resp, body := post(t, h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":[],"messages":[{"role":"user","content":"hi"}],"stream":true}`, nil)
+	resp, body := post(t, h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":[],"messages":[{"role":"user","content":"hi"}]}`, nil)
 	ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 	if resp.StatusCode != 429 || ra < 1 || ra > 60 || !strings.Contains(body, `"type":"rate_limit_error"`) || strings.Contains(body, "data:") {
 		t.Errorf("%d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	// Streamed, the headers went out as the reply started: the same error is the stream's error
+	// event, the Retry-After in its message, and no [DONE].
+	resp, body = post(t, h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":[],"messages":[{"role":"user","content":"hi"}],"stream":true}`, nil)
+	var e struct {
+		Error struct{ Message, Type, Code string }
+	}
+	data, _ := strings.CutPrefix(strings.TrimSpace(body), "data: ")
+	if err := json.Unmarshal([]byte(data), &e); err != nil || resp.StatusCode != 200 || e.Error.Type != "rate_limit_error" || e.Error.Code != "rate_limit_exceeded" ||
+		!strings.Contains(e.Error.Message, "(retry after ") || strings.Contains(body, "[DONE]") {
+		t.Errorf("streamed: %d %v %s", resp.StatusCode, err, body)
 	}
 	cases := []struct{ body, param string }{
 		{`{"model":"openai/gpt-5","messages":`, ""},

@@ -115,6 +115,11 @@ func TestALiveSwitchOutsideTheChainStartsTheReplyOverWithIt(t *testing.T) {
 	if res.Text != "switched and answered" || res.Served.Model != "claude-opus-4" {
 		t.Errorf("served %+v: %q", res.Served, res.Text)
 	}
+	// The result joins both runs' attempts: the first run's, its switch, then the new run's.
+	if n := len(res.Attempts); n < 3 || res.Attempts[0].Model != "gpt-5" || res.Attempts[n-2].Result != policy.ResultSwitched ||
+		res.Attempts[n-1].Model != "claude-opus-4" || res.Attempts[n-1].Result != policy.ResultSucceeded {
+		t.Errorf("attempts %+v: want both runs' joined", res.Attempts)
+	}
 	recordHistory(t, c, firstRun, "reply-live-switch-restart")
 	hist, err := testsuite.FetchHistory(context.Background(), c, firstRun.GetID(), firstRun.GetRunID())
 	if err != nil {

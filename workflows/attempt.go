@@ -29,13 +29,13 @@ const (
 // call makes one attempt, with the same-candidate retries that stand in for SDK retries:
 // durable timers between them, only the last failure counts against the profile.
 func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string, onSuccess *policy.TurnEnd) (policy.AttemptOutcome, int, error) {
-	firstToken := r.state.Config.FirstTokenTimeout(cand.ModelRef, r.state.FirstTokenTimeout)
+	dl := r.state.Config.Deadlines(cand.ModelRef, r.req.Reasoning, r.state.DeadlineDefaults()) // the model's clocks
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Minute,
 		HeartbeatTimeout:    attemptHeartbeat, // a worker that stops heartbeating is gone
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	}
-	key := ""
+	key, continuation := "", ""
 	for retries := 0; ; retries++ {
 		if key == "" {
 			r.attemptSeq++
@@ -51,7 +51,9 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		out, err := Attempt.Run(workflow.WithActivityOptions(ctx, opts), policy.AttemptRequest{
 			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile,
 			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.prefix, Key: key,
-			Now: workflow.Now(ctx), FirstTokenTimeout: firstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
+			Continuation: continuation,
+			Now: workflow.Now(ctx), FirstTokenTimeout: dl.FirstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
+			AttemptTimeout: dl.Attempt, MinTokensPerSecond: dl.MinTokensPerSecond, ThroughputGrace: dl.ThroughputGrace,
 			Retries: retries, RetryMaxWait: r.state.RetryMaxWait, OnSuccess: onSuccess,
 		})
 		var timeoutErr *temporal.TimeoutError
@@ -68,7 +70,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 			if limit := cmp.Or(r.state.InfraRetries, policy.DefaultInfraRetries); r.workersLost > limit {
 				return out, retries, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 					"the workers running this reply were lost %d times (%v): baton's infrastructure failed, not the models", r.workersLost, err),
-					policy.ErrWorkersLost, nil, r.attempts)
+					policy.ErrWorkersLost, nil, r.joined())
 			}
 			retries--
 			continue
@@ -79,6 +81,12 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 			return out, retries, err
 		}
 		key = "" // the next call is a new attempt
+		if out.PrefillRejected && continuation != policy.ContinueRestart {
+			// The model cannot take a prefill: a capability, not a fault. Asked once more to restart.
+			continuation = policy.ContinueRestart
+			retries--
+			continue
+		}
 		if out.OK || r.pending != nil || !policy.WillRetry(out, retries, r.state.RetryMaxWait) {
 			return out, retries, nil // a user's switch waits for no more retries; no jitter is drawn for a retry not made
 		}

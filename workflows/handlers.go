@@ -54,6 +54,7 @@ func (r *reply) applySwitch(ctx workflow.Context, current int) (int, error) {
 		// caller's wait follows the new run.
 		next := r.req
 		next.Model, next.Restarts = ref.String(), r.req.Restarts+1
+		next.Earlier = r.joined()
 		return 0, workflow.NewContinueAsNewError(ctx, ReplyWorkflowName, next)
 	}
 	return jump, nil

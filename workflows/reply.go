@@ -34,7 +34,7 @@ func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyR
 	if err != nil && (ctx.Err() != nil || isAbort(err)) {
 		// The caller hung up or the reply was cancelled: no further candidate, no reason.
 		r.observe(ctx, "aborted", false)
-		return policy.ReplyResult{}, temporal.NewNonRetryableApplicationError("the reply was aborted", policy.ErrAborted, nil, r.attempts)
+		return policy.ReplyResult{}, temporal.NewNonRetryableApplicationError("the reply was aborted", policy.ErrAborted, nil, r.joined())
 	}
 	return res, err
 }
@@ -52,13 +52,28 @@ type reply struct {
 	pending       *SwitchModel // a user's switch, applied once the in-flight attempt ends
 	started       time.Time
 	// prefix is the answer a live caller already holds from attempts cut mid-stream; the next
-	// attempt continues it (streaming.midStream "continue").
-	prefix string
+	// attempt continues it (streaming.midStream "continue"). cut names the fault that first cut
+	// it (the error a reply that cannot finish it ends with), billed what the cut attempts cost.
+	prefix       string
+	cut          string
+	billedInput  int64
+	billedOutput int64
+	// checked: this reply continues cut answers under the continuation check (changeContinuationCheck).
+	checked bool
 	// streamLost: the front door's queue went unpolled; attempts go to the shared queue.
 	streamLost bool
 	// attemptSeq numbers the attempts (their identity); workersLost counts infrastructure faults.
 	attemptSeq  int
 	workersLost int
+}
+
+// joined is every attempt of the reply, across the runs a /model restart began: what its result
+// and its failure details list.
+func (r *reply) joined() []policy.Attempt {
+	if len(r.req.Earlier) == 0 {
+		return r.attempts
+	}
+	return append(append([]policy.Attempt{}, r.req.Earlier...), r.attempts...)
 }
 
 // authAgent is whose credentials and usage stats this reply uses.
@@ -101,6 +116,13 @@ func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
 		// one may be back and walk the chain again; else fail with the summary.
 		now := workflow.Now(ctx)
 		e := policy.Exhausted(r.attempts, r.chain.Image, policy.SoonestBack(r.chain, r.state.Profiles, now))
+		if r.checked && r.prefix != "" {
+			// A caller holds part of an answer no candidate could finish: its stream ends with an
+			// error naming the cut, never a wait nobody would see the end of.
+			r.observe(ctx, "failed", false)
+			return policy.ReplyResult{}, temporal.NewNonRetryableApplicationError(
+				r.cut+"; no candidate could continue it: "+e.Message, policy.ErrStreamInterrupted, nil, r.joined())
+		}
 		if r.req.WaitForCooldown <= 0 || e.SoonestCooldownExpiry == nil || e.SoonestCooldownExpiry.After(deadline) {
 			return policy.ReplyResult{}, r.fail(ctx, e)
 		}
@@ -119,6 +141,11 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 	for i := 0; i < len(r.chain.Candidates); i++ {
 		cand := r.chain.Candidates[i]
 		now := workflow.Now(ctx)
+		if r.checked && r.prefix != "" && cfg.Continuation(cand.ModelRef) == policy.ContinueNone {
+			r.skip(ctx, i, policy.Attempt{Provider: cand.Provider, Model: cand.Model, Result: policy.ResultSkipped,
+				Reason: policy.ReasonNoContinuation, Error: policy.NoContinuationSkipText(cand.ModelRef), At: now}, 0)
+			continue
+		}
 		if r.req.CarriesImages && !cfg.AcceptsImages(cand.ModelRef) {
 			r.skip(ctx, i, policy.Attempt{Provider: cand.Provider, Model: cand.Model,
 				Result: policy.ResultSkipped, Reason: policy.ReasonTextOnly, Error: policy.TextOnlySkipText(cand.ModelRef), At: now}, 0)
@@ -201,11 +228,19 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 			Profile: profile, Attempts: r.attempts, Notice: r.state.Notice, ClearStale: r.clearStale})
 		out, retries, err := r.call(ctx, cand, profile, end)
 		if err != nil {
+			if ctx.Err() != nil || isAbort(err) {
+				// The attempt in flight when the reply was aborted: failed, with no reason.
+				p, rt := probe, retries
+				r.attempts = append(r.attempts, policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile,
+					Probe: &p, Retries: &rt, Continues: r.prefix != "", Result: policy.ResultFailed, At: workflow.Now(ctx)})
+			}
 			return policy.ReplyResult{}, true, err
 		}
 		now := workflow.Now(ctx)
-		if err := r.record(ctx, cand, profile, out, now); err != nil {
-			return policy.ReplyResult{}, true, err
+		if !out.Mismatch {
+			if err := r.record(ctx, cand, profile, out, now); err != nil {
+				return policy.ReplyResult{}, true, err
+			}
 		}
 		p, rt := probe, retries
 		a := policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile, Probe: &p, Retries: &rt,
@@ -215,6 +250,15 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 			r.attempts = append(r.attempts, a)
 			res, err := r.succeed(ctx, i, cand, profile, out, end, notices)
 			return res, true, err
+		}
+		if out.Mismatch {
+			// The continuation is another answer, and none of it went out: the caller's answer
+			// cannot be finished truthfully. Nobody is blamed.
+			a.Result, a.Reason, a.Error = policy.ResultFailed, policy.ReasonContinuationMismatch, out.Error
+			r.attempts = append(r.attempts, a)
+			r.log(ctx, policy.DecisionFailed, i, a, len(ordered), nil, policy.StepStop)
+			return policy.ReplyResult{}, true, temporal.NewNonRetryableApplicationError(
+				r.cut+"; "+out.Error, policy.ErrContinuationMismatch, nil, r.joined())
 		}
 		a.Result, a.Reason, a.Status, a.Code, a.Error = policy.ResultFailed, out.Reason, out.Status, out.Code, out.Error
 		r.attempts = append(r.attempts, a)
@@ -226,9 +270,14 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 		switch policy.MidStreamAction(r.state.Config.Streaming.MidStream, out.Delivered, out.Partial, out.ToolCallsDelivered) {
 		case policy.AfterFaultStop:
 			return policy.ReplyResult{}, true, temporal.NewNonRetryableApplicationError(
-				"the stream failed after part of the answer reached the caller: "+out.Error, policy.ErrStreamInterrupted, nil, r.attempts)
+				"the stream failed after part of the answer reached the caller: "+out.Error, policy.ErrStreamInterrupted, nil, r.joined())
 		case policy.AfterFaultContinue:
+			if r.prefix == "" {
+				r.cut = policy.CutText(cand.ModelRef, out.Partial, out.StreamFault, out.Error)
+				r.checked = workflow.GetVersion(ctx, changeContinuationCheck, workflow.DefaultVersion, 1) == 1
+			}
 			r.prefix += out.Partial
+			r.billedInput, r.billedOutput = r.billedInput+out.BilledInput, r.billedOutput+out.BilledOutput
 		}
 		if probe && d.TransientProbe && !policy.KeepsTransientSlot(out.Reason) {
 			r.transientUsed[cand.Provider] = true
@@ -244,7 +293,7 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 		}
 		switch step {
 		case policy.StepStop:
-			return policy.ReplyResult{}, true, temporal.NewNonRetryableApplicationError(out.Error, policy.StopError(out.Reason), nil, r.attempts)
+			return policy.ReplyResult{}, true, temporal.NewNonRetryableApplicationError(out.Error, policy.StopError(out.Reason), nil, r.joined())
 		case policy.StepRotate:
 			rotations[out.Reason]++
 			if wait > 0 {
@@ -320,8 +369,10 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 	}
 	answer := out.Answer
 	answer.Text = r.prefix + out.Text // the caller's whole answer, when it continued a cut stream
+	// The caller was billed for the cut attempts too.
+	answer.Input, answer.Output = answer.Input+r.billedInput, answer.Output+r.billedOutput
 	return policy.ReplyResult{Answer: answer, Served: policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
-		Attempts: r.attempts, Notices: notices}, nil
+		Attempts: r.joined(), Notices: notices}, nil
 }
 
 // fail ends the reply with the exhaustion as a non-retryable FallbackSummaryError.
@@ -329,5 +380,6 @@ func (r *reply) fail(ctx workflow.Context, e policy.Exhaustion) error {
 	r.observe(ctx, "failed", false)
 	_ = workflow.UpsertTypedSearchAttributes(ctx, saFailoverReason.ValueSet(string(e.Reason)),
 		saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(false))
+	e.Attempts = r.joined() // the summary speaks of this run; the record lists every run's
 	return temporal.NewNonRetryableApplicationError(e.Message, policy.ErrFallbackSummary, nil, e)
 }

@@ -79,6 +79,8 @@ type ContentPutter interface {
 // the workflow never reads inside a turn, it carries it as JSON).
 type Turn interface {
 	HasImages() bool
+	// AsksReasoning reports whether the turn asks for reasoning (an effort or a thinking budget).
+	AsksReasoning() bool
 	// PlainMessage reports whether the turn is nothing but one user text message, and its text.
 	PlainMessage() (string, bool)
 	LastUserText() string
@@ -88,6 +90,7 @@ type Turn interface {
 // that is one user text message travels as Message, as a CLI message always has.
 func WithTurn(ctx context.Context, content ContentPutter, req policy.ReplyRequest, turn Turn) (policy.ReplyRequest, error) {
 	req.CarriesImages = turn.HasImages()
+	req.Reasoning = turn.AsksReasoning()
 	if text, ok := turn.PlainMessage(); ok {
 		req.Message, req.Turn, req.TurnRef = text, nil, ""
 		return req, nil

@@ -7,11 +7,17 @@ package workflows
 // history that took an ID not declared here. A change is retired (its old branch, its entry and
 // the histories recorded before it, together) once no reply that predates it can still run.
 //
-// None is declared: no released history exists, so the reply has one shape, the one every
-// history in testdata/ shows. (The gates of the first development cycle, lean-history,
-// skip-cache, switch-restart and infra-retry, were retired with the histories recorded before
-// them.)
-const ()
+// (The gates of the first development cycle, lean-history, skip-cache, switch-restart and
+// infra-retry, were retired with the histories recorded before them.)
+const (
+	// changeContinuationCheck (issue 26): a cut answer is continued as each model can be asked
+	// (its catalog's continuation), a model that cannot is skipped (no_continuation), a refused
+	// prefill is asked again to restart, a continuation that does not repeat what the caller
+	// holds ends the reply (ContinuationMismatchError), and a reply no candidate can finish ends
+	// as StreamInterruptedError naming the cut. Taken when a reply first continues a cut answer.
+	// History: reply-continuation.json.
+	changeContinuationCheck = "continuation-check"
+)
 
 // changeIDs lists every change ID above.
-var changeIDs = []string{}
+var changeIDs = []string{changeContinuationCheck}

@@ -51,8 +51,15 @@ type Limits struct {
 	// SkipTTL is BATON_FALLBACK_SKIP_TTL_MS, also read as OPENCLAW_FALLBACK_SKIP_TTL_MS.
 	SkipTTLMs       string `env:"BATON_FALLBACK_SKIP_TTL_MS"`
 	OpenClawSkipTTL string `env:"OPENCLAW_FALLBACK_SKIP_TTL_MS"`
-	FirstTokenMs    int    `env:"BATON_FIRST_TOKEN_TIMEOUT_MS, default=60000"`
-	IdleMs          int    `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
+	// FirstTokenMs is the first-token timeout of a plain request (seconds: a fast model's stall
+	// fails over quickly); ReasoningFirstTokenMs that of a request that asks for reasoning or a
+	// reasoning model (it thinks before its first token). A model's catalog entry may set its own.
+	FirstTokenMs          int `env:"BATON_FIRST_TOKEN_TIMEOUT_MS, default=10000"`
+	ReasoningFirstTokenMs int `env:"BATON_REASONING_FIRST_TOKEN_TIMEOUT_MS, default=60000"`
+	IdleMs                int `env:"BATON_IDLE_TIMEOUT_MS, default=60000"`
+	// AttemptMs bounds a whole attempt, from the request to its last chunk (0: no bound beyond
+	// the others); a model's catalog entry may set its own (attemptTimeoutMs).
+	AttemptMs int `env:"BATON_ATTEMPT_TIMEOUT_MS, default=0"`
 	// ResponseMs bounds the wait for a provider's response headers.
 	ResponseMs int `env:"BATON_RESPONSE_TIMEOUT_MS, default=10000"`
 	// InfraRetries bounds the runs again of an attempt whose worker was lost.
@@ -255,6 +262,12 @@ func (l Limits) Validate() error {
 	}
 	if l.IdleMs < 100 || l.IdleMs > 3600000 {
 		return fmt.Errorf("BATON_IDLE_TIMEOUT_MS: %d is not 100..3600000", l.IdleMs)
+	}
+	if l.ReasoningFirstTokenMs < 100 || l.ReasoningFirstTokenMs > 3600000 {
+		return fmt.Errorf("BATON_REASONING_FIRST_TOKEN_TIMEOUT_MS: %d is not 100..3600000", l.ReasoningFirstTokenMs)
+	}
+	if l.AttemptMs != 0 && (l.AttemptMs < 100 || l.AttemptMs > 3600000) {
+		return fmt.Errorf("BATON_ATTEMPT_TIMEOUT_MS: %d is not 0 (no bound) or 100..3600000", l.AttemptMs)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		Store:            DefaultStore,
 		LogLevel:         "info",
 		LogFormat:        "json",
-		Limits:           Limits{RetryMaxWaitSeconds: 60, FirstTokenMs: 60000, IdleMs: 60000, ResponseMs: 10000, InfraRetries: 3},
+		Limits:           Limits{RetryMaxWaitSeconds: 60, FirstTokenMs: 10000, ReasoningFirstTokenMs: 60000, IdleMs: 60000, ResponseMs: 10000, InfraRetries: 3},
 		ContentRetention: "7d",
 	}
 	if w != want || w.Retention() != 7*24*time.Hour {
@@ -60,6 +60,15 @@ func TestLoadWorkerNamesTheBadVariable(t *testing.T) {
 		{"a retry cap that is not a number", map[string]string{"BATON_RETRY_MAX_WAIT_SECONDS": "soon"}, "BATON_RETRY_MAX_WAIT_SECONDS"},
 		{"a negative retry cap", map[string]string{"BATON_RETRY_MAX_WAIT_SECONDS": "-1"}, "BATON_RETRY_MAX_WAIT_SECONDS"},
 		{"a first-token timeout too short", map[string]string{"BATON_FIRST_TOKEN_TIMEOUT_MS": "5"}, "BATON_FIRST_TOKEN_TIMEOUT_MS"},
+		{"a reasoning first-token timeout", map[string]string{"BATON_REASONING_FIRST_TOKEN_TIMEOUT_MS": "120000"}, ""},
+		{"a reasoning first-token timeout too short", map[string]string{"BATON_REASONING_FIRST_TOKEN_TIMEOUT_MS": "0"}, "BATON_REASONING_FIRST_TOKEN_TIMEOUT_MS"},
+		{"a reasoning first-token timeout that is not a number", map[string]string{"BATON_REASONING_FIRST_TOKEN_TIMEOUT_MS": "1m"}, "BATON_REASONING_FIRST_TOKEN_TIMEOUT_MS"},
+		{"an attempt bound", map[string]string{"BATON_ATTEMPT_TIMEOUT_MS": "120000"}, ""},
+		{"no attempt bound", map[string]string{"BATON_ATTEMPT_TIMEOUT_MS": "0"}, ""},
+		{"an attempt bound too short", map[string]string{"BATON_ATTEMPT_TIMEOUT_MS": "50"}, "BATON_ATTEMPT_TIMEOUT_MS"},
+		{"a negative attempt bound", map[string]string{"BATON_ATTEMPT_TIMEOUT_MS": "-1"}, "BATON_ATTEMPT_TIMEOUT_MS"},
+		{"an attempt bound over an hour", map[string]string{"BATON_ATTEMPT_TIMEOUT_MS": "3600001"}, "BATON_ATTEMPT_TIMEOUT_MS"},
+		{"an attempt bound that is not a number", map[string]string{"BATON_ATTEMPT_TIMEOUT_MS": "2m"}, "BATON_ATTEMPT_TIMEOUT_MS"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

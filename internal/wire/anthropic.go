@@ -769,5 +769,5 @@ func (s *AnthropicStream) Error(e *Error) {
 		return
 	}
 	s.done = true
-	s.event("error", json.RawMessage(anthropicErrorJSON(e)))
+	s.event("error", json.RawMessage(anthropicErrorJSON(inStream(e))))
 }

@@ -152,3 +152,14 @@ func marshal(v any) []byte {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
+
+// inStream is e as an error event in a stream, whose headers went out before it: a Retry-After
+// the stream cannot carry is said in the message.
+func inStream(e *Error) *Error {
+	if e.RetryAfter <= 0 {
+		return e
+	}
+	c := *e
+	c.Message = fmt.Sprintf("%s (retry after %d s)", e.Message, e.RetryAfter)
+	return &c
+}

@@ -624,6 +624,14 @@ func NewOpenAIStream(w io.Writer, flush func(), id, model string, created int64,
 // Err is the first error writing to w.
 func (s *OpenAIStream) Err() error { return s.err }
 
+// SetModel names the candidate whose text the next chunks carry (after a failover mid-answer, the
+// last chunks name the one that finished it).
+func (s *OpenAIStream) SetModel(model string) {
+	if model != "" {
+		s.model = model
+	}
+}
+
 func (s *OpenAIStream) event(data []byte) {
 	if s.err != nil {
 		return
@@ -704,5 +712,5 @@ func (s *OpenAIStream) Error(e *Error) {
 		return
 	}
 	s.done = true
-	s.event(openAIErrorJSON(e))
+	s.event(openAIErrorJSON(inStream(e)))
 }

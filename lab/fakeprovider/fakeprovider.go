@@ -3,8 +3,10 @@
 // statuses with bodies and headers, resets before headers, delays, cut streams, stalls,
 // malformed chunks, in-band error events, empty answers. Healthy answers carry text, tool calls
 // (and, in Anthropic's format, a thinking block), usage with cached tokens, or an echo of the
-// request's messages. A script of rules, matched per call on (provider, model, profile), says
-// what each call gets; every call is recorded with its request body.
+// request's messages. A request ending with an assistant message (a prefill, as when a cut answer
+// is continued) is ignored, honoured or rejected with a 400, as real models differ on it. A
+// script of rules, matched per call on (provider, model, profile), says what each call gets;
+// every call is recorded with its request body.
 //
 // Base URLs: {URL}/p/{provider}/v1 for OpenAI-format providers and {URL}/p/{provider} for
 // Anthropic (its SDK adds /v1/messages).
@@ -58,6 +60,14 @@ type ToolCall struct {
 // (a word and its trailing space each), then per tool call its opening chunk and its argument
 // pieces (8 bytes each, never splitting a character). A stream cut after all of them still lacks
 // its finish; Anthropic's thinking block comes before and is not counted.
+//
+// A fallback asked to continue a cut answer (sent as a final assistant message, or followed by an
+// instruction to continue) behaves in one of four ways, scripted so:
+//   - honours a true prefill: Prefill "honour" and the whole answer as Text; it answers what
+//     follows the prefill, and from scratch when the request is no true prefill of Text;
+//   - ignores prefill and instructions: the default Prefill; it answers Text from scratch;
+//   - rejects a prefill with a 400: Prefill "reject";
+//   - answers a different text: another Text (with the default Prefill).
 type Response struct {
 	Text             string            `json:"text,omitempty"`
 	ToolCalls        []ToolCall        `json:"toolCalls,omitempty"`
@@ -78,7 +88,23 @@ type Response struct {
 	ChunkDelayMs   int             `json:"chunkDelayMs,omitempty"`
 	MalformedChunk *int            `json:"malformedChunk,omitempty"`
 	StreamError    json.RawMessage `json:"streamError,omitempty"`
+	// StreamErrorAfterChunks sends StreamError as an in-band error event after this many counted
+	// chunks (mid-answer) rather than first.
+	StreamErrorAfterChunks *int `json:"streamErrorAfterChunks,omitempty"`
 	Empty          bool            `json:"empty,omitempty"`
+	// Prefill is how the model treats a request whose last message is an assistant message (a
+	// prefill): "ignore" (the default, ""): answers Text from scratch whatever the request ends
+	// with; "honour": continues a true prefill: when the request's last message is an assistant
+	// message whose text P (its text content; for OpenAI also with "prefix": true on it) is a
+	// prefix of Text (after trimming trailing whitespace from P), it answers Text[len(P):] (what
+	// follows P, leading whitespace included) as if that were Text (chunks, cuts, usage and tool
+	// calls after it alike), and from scratch otherwise (also when the last message is a user
+	// message, e.g. an instruction to continue: it does not follow instructions); "reject": a
+	// request whose last message is an assistant message gets HTTP 400 with the body Anthropic
+	// sends for models without prefill support (PrefillRejectionAnthropic, or PrefillRejectionOpenAI
+	// on the OpenAI wire) in place of everything else scripted; any other request is answered
+	// from scratch.
+	Prefill string `json:"prefill,omitempty"`
 }
 
 // Kind names the response for call records.
@@ -90,6 +116,8 @@ func (r Response) Kind() string {
 		return fmt.Sprintf("status %d", r.Status)
 	case r.Empty:
 		return "empty"
+	case len(r.StreamError) > 0 && r.StreamErrorAfterChunks != nil:
+		return fmt.Sprintf("stream error after %d", *r.StreamErrorAfterChunks)
 	case len(r.StreamError) > 0:
 		return "stream error"
 	case r.CutAfterChunks != nil:
@@ -123,6 +151,10 @@ type Call struct {
 	Outcome  string    `json:"outcome"`
 	// Tools is how many tools the request offered.
 	Tools int `json:"tools,omitempty"`
+	// Prefill is what the scripted model did with the request's final assistant message:
+	// "honoured", "ignored", "rejected", or "" when the request carried none. It is recorded
+	// whatever else the Response does (a 503 with Prefill "honour" still reads "honoured").
+	Prefill string `json:"prefill,omitempty"`
 	// Body is the request body as received (GET /_fake/calls leaves it out unless ?bodies=1).
 	Body json.RawMessage `json:"body,omitempty"`
 	// FirstContentAt is when the first content chunk was sent; EndedAt when the request ended
@@ -292,6 +324,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"error":{"message":"request body is not JSON","type":"invalid_request_error"}}`))
 		return
 	}
+	// Read outside the lock: a body may be large.
+	last := readLastMessage(body.Messages)
 	secret := r.Header.Get("x-api-key")
 	if auth := r.Header.Get("Authorization"); secret == "" && strings.HasPrefix(auth, "Bearer ") {
 		secret = strings.TrimPrefix(auth, "Bearer ")
@@ -310,18 +344,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	if resp.Echo {
+		resp.Text = string(body.Messages)
+	}
+	resp, prefill := resp.withPrefill(last, anthropicFormat)
+	outcome := resp.Kind()
+	if prefill == "rejected" {
+		outcome = "prefill rejected"
+	}
 	var tools []json.RawMessage
 	_ = json.Unmarshal(body.Tools, &tools)
 	call := Call{N: len(s.calls) + 1, At: s.now(), Provider: provider, Model: body.Model, Profile: profile, Stream: body.Stream,
-		Outcome: resp.Kind(), Tools: len(tools), Body: json.RawMessage(data)}
+		Outcome: outcome, Tools: len(tools), Prefill: prefill, Body: json.RawMessage(data)}
 	s.calls = append(s.calls, call)
 	hook := s.BeforeRespond
 	s.mu.Unlock()
 	if hook != nil {
 		hook(call)
-	}
-	if resp.Echo {
-		resp.Text = string(body.Messages)
 	}
 	defer func() {
 		// Stamped when the handler returns: after the answer, or when the client went away.
@@ -382,6 +421,11 @@ func validate(rules []Rule) error {
 			}
 			if resp.DelayMs < 0 || resp.StallMs < 0 || resp.ChunkDelayMs < 0 {
 				return fmt.Errorf("script: rule %d respond[%d]: negative delay", i, j)
+			}
+			switch resp.Prefill {
+			case "", "ignore", "honour", "reject":
+			default:
+				return fmt.Errorf("script: rule %d respond[%d]: prefill %q is not \"ignore\", \"honour\" or \"reject\"", i, j, resp.Prefill)
 			}
 			if u := resp.Usage; u != nil && (u.Input < 0 || u.Output < 0 || u.Cached < 0 || u.Cached > u.Input) {
 				return fmt.Errorf("script: rule %d respond[%d]: usage %+v: counts must not be negative, and cached is part of input", i, j, *u)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -85,6 +86,7 @@ func TestParseScriptNamesWhatIsWrong(t *testing.T) {
 		`[{"respond":[{"text":"x"}]},{"respond":[{"text":"y"},{"toolCalls":[{"name":"f","arguments":"{\"a\":"}]}]}]`: "rule 1 respond[1]: tool call 0 (f): arguments are not valid JSON",
 		`[{"respond":[{"toolCalls":[{"arguments":"{}"}]}]}]`:                                                         "rule 0 respond[0]: tool call 0 has no name",
 		`[{"respond":[{"usage":{"input":5,"output":1,"cached":6}}]}]`:                                                "cached is part of input",
+		`[{"respond":[{"text":"x"}]},{"respond":[{"text":"y"},{"prefill":"honor"}]}]`:                                "rule 1 respond[1]: prefill \"honor\" is not",
 	} {
 		if _, err := ParseScript(strings.NewReader(src)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want …%s…", src, err, want)
@@ -387,5 +389,202 @@ func TestLargeBodiesAreReadWhole(t *testing.T) {
 	resp, _ = post(t, fp.BaseURL("openai", false)+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+strings.Repeat("A", MaxBody)+`"}]}`, nil)
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || len(fp.Calls()) != 1 {
 		t.Errorf("over the limit: %d", resp.StatusCode)
+	}
+}
+
+// answer is what a caller reads from a healthy answer on either wire, streamed or not.
+type answer struct {
+	Text     string
+	Tools    []string // tool call names, in order
+	Finished bool     // a finish (stop) reason arrived
+	Output   int      // usage's output tokens, -1 when no usage arrived
+}
+
+type wireMessage struct {
+	Content   *string `json:"content"`
+	ToolCalls []struct {
+		Function struct{ Name string } `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// wireObject is one shape for every object of both wires: OpenAI's completions and chunks,
+// Anthropic's message and events.
+type wireObject struct {
+	Choices []struct {
+		Delta        wireMessage `json:"delta"`
+		Message      wireMessage `json:"message"`
+		FinishReason *string     `json:"finish_reason"`
+	} `json:"choices"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+		Name string `json:"name"`
+	} `json:"content"`
+	StopReason   string `json:"stop_reason"`
+	ContentBlock struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"content_block"`
+	Delta struct {
+		Type       string `json:"type"`
+		Text       string `json:"text"`
+		StopReason string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *struct {
+		CompletionTokens int `json:"completion_tokens"`
+		OutputTokens     int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+// readAnswer reads an answer body: one JSON object, or an event stream of them.
+func readAnswer(t *testing.T, data string, stream bool) answer {
+	t.Helper()
+	objects := []string{data}
+	if stream {
+		objects = nil
+		for _, line := range strings.Split(data, "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok && d != "[DONE]" {
+				objects = append(objects, d)
+			}
+		}
+	}
+	a := answer{Output: -1}
+	for _, o := range objects {
+		var obj wireObject
+		if err := json.Unmarshal([]byte(o), &obj); err != nil {
+			t.Fatalf("%v: %s", err, o)
+		}
+		for _, c := range obj.Choices {
+			for _, m := range []wireMessage{c.Delta, c.Message} {
+				if m.Content != nil {
+					a.Text += *m.Content
+				}
+				for _, tc := range m.ToolCalls {
+					if tc.Function.Name != "" { // later chunks of a call carry only arguments
+						a.Tools = append(a.Tools, tc.Function.Name)
+					}
+				}
+			}
+			a.Finished = a.Finished || c.FinishReason != nil && *c.FinishReason != ""
+		}
+		for _, b := range obj.Content {
+			switch b.Type {
+			case "text":
+				a.Text += b.Text
+			case "tool_use":
+				a.Tools = append(a.Tools, b.Name)
+			}
+		}
+		if obj.Delta.Type == "text_delta" {
+			a.Text += obj.Delta.Text
+		}
+		if obj.ContentBlock.Type == "tool_use" {
+			a.Tools = append(a.Tools, obj.ContentBlock.Name)
+		}
+		a.Finished = a.Finished || obj.StopReason != "" || obj.Delta.StopReason != ""
+		if u := obj.Usage; u != nil {
+			a.Output = u.CompletionTokens + u.OutputTokens
+		}
+	}
+	return a
+}
+
+// The scripted answer a continuation is checked against.
+const foxText = "The quick brown fox jumps over the lazy dog."
+
+// Requests as a continuation sends them: the question, the answer so far, and on the OpenAI wire
+// maybe an instruction to continue.
+const (
+	question     = `{"role":"user","content":"say the pangram"}`
+	instruction  = `{"role":"user","content":"Continue your previous answer exactly where it stopped, without repeating anything."}`
+	oaiPrefix    = `{"role":"assistant","content":"The quick brown","prefix":true}`
+	oaiParts     = `{"role":"assistant","content":[{"type":"text","text":"The quick "},{"type":"text","text":"brown"}],"prefix":true}`
+	oaiNoPrefix  = `{"role":"assistant","content":"The quick brown"}`
+	oaiNotPrefix = `{"role":"assistant","content":"The slow brown","prefix":true}`
+	antString    = `{"role":"assistant","content":"The quick brown "}`
+	antBlocks    = `{"role":"assistant","content":[{"type":"thinking","thinking":"The pangram","signature":"sig"},{"type":"text","text":"The quick brown"}]}`
+	antNotPrefix = `{"role":"assistant","content":"The slow brown"}`
+)
+
+func TestPrefillIsHonouredIgnoredOrRejectedAsScripted(t *testing.T) {
+	two := 2
+	const rest = " fox jumps over the lazy dog."
+	for _, tc := range []struct {
+		name      string
+		anthropic bool
+		resp      Response
+		messages  []string
+		want      string // the text answered (streamed answers are cut as the Response says)
+		wantCut   string // the streamed text when the Response cuts the stream
+		tools     []string
+		prefill   string // the call record's
+		rejected  bool
+	}{
+		{name: "openai honours prefix true", resp: Response{Text: foxText, Prefill: "honour"}, messages: []string{question, oaiPrefix}, want: rest, prefill: "honoured"},
+		{name: "openai honours text parts", resp: Response{Text: foxText, Prefill: "honour"}, messages: []string{question, oaiParts}, want: rest, prefill: "honoured"},
+		{name: "openai honour without prefix starts over", resp: Response{Text: foxText, Prefill: "honour"}, messages: []string{question, oaiNoPrefix}, want: foxText, prefill: "ignored"},
+		{name: "openai honour of no prefix of Text starts over", resp: Response{Text: foxText, Prefill: "honour"}, messages: []string{question, oaiNotPrefix}, want: foxText, prefill: "ignored"},
+		{name: "openai honour does not follow an instruction", resp: Response{Text: foxText, Prefill: "honour"}, messages: []string{question, oaiNoPrefix, instruction}, want: foxText},
+		{name: "openai honoured continuation is cut and tool calls follow", resp: Response{Text: foxText, ToolCalls: toolCalls[1:], Prefill: "honour", CutAfterChunks: &two},
+			messages: []string{question, oaiPrefix}, want: rest, wantCut: " fox ", tools: []string{"get_time"}, prefill: "honoured"},
+		{name: "openai rejects a prefill", resp: Response{Text: foxText, Prefill: "reject"}, messages: []string{question, oaiPrefix}, prefill: "rejected", rejected: true},
+		{name: "openai rejects an assistant message without prefix", resp: Response{Text: foxText, Prefill: "reject", CutAfterChunks: &two}, messages: []string{question, oaiNoPrefix}, prefill: "rejected", rejected: true},
+		{name: "openai reject answers a request without prefill", resp: Response{Text: foxText, Prefill: "reject"}, messages: []string{question, oaiNoPrefix, instruction}, want: foxText},
+		{name: "openai ignores by default", resp: Response{Text: foxText}, messages: []string{question, oaiPrefix}, want: foxText, prefill: "ignored"},
+		{name: "openai ignores an instruction", resp: Response{Text: foxText, Prefill: "ignore"}, messages: []string{question, oaiNoPrefix, instruction}, want: foxText},
+
+		{name: "anthropic honours string content", anthropic: true, resp: Response{Text: foxText, Prefill: "honour"}, messages: []string{question, antString}, want: rest, prefill: "honoured"},
+		{name: "anthropic honours text blocks after thinking", anthropic: true, resp: Response{Text: foxText, Prefill: "honour"}, messages: []string{question, antBlocks}, want: rest, prefill: "honoured"},
+		{name: "anthropic honour of no prefix of Text starts over", anthropic: true, resp: Response{Text: foxText, Prefill: "honour"}, messages: []string{question, antNotPrefix}, want: foxText, prefill: "ignored"},
+		{name: "anthropic honour does not follow an instruction", anthropic: true, resp: Response{Text: foxText, Prefill: "honour"}, messages: []string{question, antString, instruction}, want: foxText},
+		{name: "anthropic honoured continuation is cut and tool calls follow", anthropic: true, resp: Response{Text: foxText, ToolCalls: toolCalls[1:], Prefill: "honour", CutAfterChunks: &two},
+			messages: []string{question, antString}, want: rest, wantCut: " fox ", tools: []string{"get_time"}, prefill: "honoured"},
+		{name: "anthropic rejects a prefill", anthropic: true, resp: Response{Text: foxText, Prefill: "reject"}, messages: []string{question, antBlocks}, prefill: "rejected", rejected: true},
+		{name: "anthropic reject answers a request without prefill", anthropic: true, resp: Response{Text: foxText, Prefill: "reject"}, messages: []string{question}, want: foxText},
+		{name: "anthropic ignores by default", anthropic: true, resp: Response{Text: foxText}, messages: []string{question, antString}, want: foxText, prefill: "ignored"},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(tc.name+map[bool]string{false: "/whole", true: "/stream"}[stream], func(t *testing.T) {
+				fp := startFake(t, []Rule{{Respond: []Response{tc.resp}}})
+				url := fp.BaseURL("openai", false) + "/chat/completions"
+				if tc.anthropic {
+					url = fp.BaseURL("anthropic", true) + "/v1/messages"
+				}
+				body := fmt.Sprintf(`{"model":"m","max_tokens":100,"stream":%t,"messages":[%s]}`, stream, strings.Join(tc.messages, ","))
+				resp, data := post(t, url, body, nil)
+				calls := fp.Calls()
+				if len(calls) != 1 || calls[0].Prefill != tc.prefill {
+					t.Errorf("calls %+v, want prefill %q", calls, tc.prefill)
+				}
+				if tc.rejected {
+					want := PrefillRejectionOpenAI
+					if tc.anthropic {
+						want = PrefillRejectionAnthropic
+					}
+					if resp.StatusCode != 400 || data != want || resp.Header.Get("Content-Type") != "application/json" {
+						t.Errorf("%d %s %s, want 400 %s", resp.StatusCode, resp.Header.Get("Content-Type"), data, want)
+					}
+					if len(calls) == 1 && calls[0].Outcome != "prefill rejected" {
+						t.Errorf("outcome %q", calls[0].Outcome)
+					}
+					return
+				}
+				if resp.StatusCode != 200 {
+					t.Fatalf("%d %s", resp.StatusCode, data)
+				}
+				got := readAnswer(t, data, stream)
+				if stream && tc.wantCut != "" {
+					if got.Text != tc.wantCut || got.Finished || len(got.Tools) != 0 || got.Output != -1 {
+						t.Errorf("cut %+v, want %q unfinished", got, tc.wantCut)
+					}
+					return
+				}
+				// Usage counts the continuation's chunks, as it would the Text's.
+				output := Response{Text: tc.want, ToolCalls: tc.resp.ToolCalls}.countedChunks()
+				if got.Text != tc.want || !got.Finished || strings.Join(got.Tools, ",") != strings.Join(tc.tools, ",") || got.Output != output {
+					t.Errorf("answer %+v, want %q tools %q output %d", got, tc.want, tc.tools, output)
+				}
+			})
+		}
 	}
 }

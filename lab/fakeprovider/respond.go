@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -181,10 +182,22 @@ type counter struct {
 	write func(event, data string)
 	sent  int
 	first func() // called as the first counted chunk goes out
+	// inBand writes the wire's error event (StreamErrorAfterChunks).
+	inBand func()
 }
 
-// stopped reports whether the stream ends before the next counted chunk.
-func (c *counter) stopped() bool { return stopBefore(c.r, c.resp, c.sent) }
+// stopped reports whether the stream ends before the next counted chunk: cut, stalled, or ended by
+// an in-band error event mid-answer.
+func (c *counter) stopped() bool {
+	if e := c.resp.StreamErrorAfterChunks; e != nil && len(c.resp.StreamError) > 0 && c.sent >= *e {
+		if c.inBand != nil {
+			c.inBand()
+			c.inBand = nil
+		}
+		return true
+	}
+	return stopBefore(c.r, c.resp, c.sent)
+}
 
 // send writes the next counted chunk (or, if it is the malformed one, the start of it) and reports
 // false when the stream ends before it.
@@ -218,8 +231,9 @@ func openAIChunk(model string, delta map[string]any, finish any) string {
 }
 
 func streamOpenAI(c *counter, resp Response, model string, usage Usage, write func(string, string)) {
-	if len(resp.StreamError) > 0 {
-		write("", string(mustJSON(map[string]json.RawMessage{"error": resp.StreamError})))
+	c.inBand = func() { write("", string(mustJSON(map[string]json.RawMessage{"error": resp.StreamError}))) }
+	if len(resp.StreamError) > 0 && resp.StreamErrorAfterChunks == nil {
+		c.inBand()
 		return
 	}
 	for _, piece := range chunks(resp.Text) {
@@ -258,8 +272,9 @@ func streamAnthropic(c *counter, resp Response, model string, usage Usage, write
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": anthropicUsage(usage, 0),
 	}})))
-	if len(resp.StreamError) > 0 {
-		write("error", string(mustJSON(map[string]any{"type": "error", "error": resp.StreamError})))
+	c.inBand = func() { write("error", string(mustJSON(map[string]any{"type": "error", "error": resp.StreamError}))) }
+	if len(resp.StreamError) > 0 && resp.StreamErrorAfterChunks == nil {
+		c.inBand()
 		return
 	}
 	index := 0
@@ -388,4 +403,85 @@ func mustJSON(v any) []byte {
 		panic(err) // only ever called with maps of plain values and valid raw JSON
 	}
 	return b
+}
+
+// The bodies of a prefill rejection, as Anthropic sends it for models without prefill support
+// and as an OpenAI-compatible server would word it.
+const (
+	PrefillRejectionAnthropic = `{"type":"error","error":{"type":"invalid_request_error","message":"This model does not support assistant message prefill. The conversation must end with a user message."}}`
+	PrefillRejectionOpenAI    = `{"error":{"message":"This model does not support assistant message prefill. The conversation must end with a user message.","type":"invalid_request_error","param":"messages","code":null}}`
+)
+
+// lastMessage is what a prefill needs from a request's last message.
+type lastMessage struct {
+	assistant bool
+	prefix    bool // "prefix": true on it, which OpenAI-compatible servers need to continue it
+	text      string
+}
+
+// readLastMessage reads the last of a request's messages; anything it cannot read counts as no
+// prefill, so a malformed request is answered as scripted.
+func readLastMessage(messages json.RawMessage) lastMessage {
+	var list []json.RawMessage
+	if json.Unmarshal(messages, &list) != nil || len(list) == 0 {
+		return lastMessage{}
+	}
+	var m struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+		Prefix  any             `json:"prefix"` // any: a non-boolean must not make the message unreadable
+	}
+	if json.Unmarshal(list[len(list)-1], &m) != nil || m.Role != "assistant" {
+		return lastMessage{}
+	}
+	return lastMessage{assistant: true, prefix: m.Prefix == true, text: contentText(m.Content)}
+}
+
+// contentText is the text of a message's content: a string, or the text parts (OpenAI) or text
+// blocks (Anthropic) of an array, joined; other parts and blocks (thinking, tool use) are skipped.
+func contentText(content json.RawMessage) string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return s
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(content, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, raw := range parts {
+		var part struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(raw, &part) == nil && part.Type == "text" {
+			b.WriteString(part.Text)
+		}
+	}
+	return b.String()
+}
+
+// withPrefill is the response as the scripted model treats the request's last message, and what
+// it did with a prefill for the call record.
+func (r Response) withPrefill(last lastMessage, anthropic bool) (Response, string) {
+	if !last.assistant {
+		return r, ""
+	}
+	switch r.Prefill {
+	case "reject":
+		// A request check: nothing else scripted happens.
+		body := PrefillRejectionOpenAI
+		if anthropic {
+			body = PrefillRejectionAnthropic
+		}
+		return Response{Status: http.StatusBadRequest, Body: body}, "rejected"
+	case "honour":
+		// Anthropic refuses a final assistant message ending in whitespace, so callers trim it.
+		p := strings.TrimRightFunc(last.text, unicode.IsSpace)
+		if (anthropic || last.prefix) && strings.HasPrefix(r.Text, p) {
+			r.Text = r.Text[len(p):]
+			return r, "honoured"
+		}
+	}
+	return r, "ignored"
 }

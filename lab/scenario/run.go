@@ -120,9 +120,13 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 	if t := sc.Timeouts; t != nil {
 		if t.FirstTokenMs > 0 {
 			lim.FirstTokenTimeout = time.Duration(t.FirstTokenMs) * time.Millisecond
+			lim.ReasoningFirstTokenTimeout = lim.FirstTokenTimeout // the scenario's bound, reasoning or not
 		}
 		if t.IdleMs > 0 {
 			lim.IdleTimeout = time.Duration(t.IdleMs) * time.Millisecond
+		}
+		if t.AttemptMs > 0 {
+			lim.AttemptTimeout = time.Duration(t.AttemptMs) * time.Millisecond
 		}
 	}
 	if v, ok := sc.Env["BATON_RETRY_MAX_WAIT_SECONDS"]; ok {

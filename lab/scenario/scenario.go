@@ -30,7 +30,11 @@ type Scenario struct {
 	Expect   json.RawMessage     `json:"expect"`
 }
 
-// Timeouts bound streams and attempts.
+// Timeouts bound streams and attempts, in milliseconds (0: the worker's default), as the
+// worker's environment does: firstTokenMs from the response headers to the first chunk (a
+// reasoning request's too), idleMs between chunks, attemptMs a whole attempt from the request to
+// its last chunk. A model's catalog entry may give its own (firstTokenTimeoutMs,
+// attemptTimeoutMs).
 type Timeouts struct {
 	FirstTokenMs int `json:"firstTokenMs"`
 	IdleMs       int `json:"idleMs"`
@@ -241,8 +245,12 @@ func (sc *Scenario) validate() error {
 			return fmt.Errorf("env.%s: simulate does not implement it (BATON_RETRY_MAX_WAIT_SECONDS, BATON_FALLBACK_SKIP_TTL_MS, OPENCLAW_FALLBACK_SKIP_TTL_MS)", k)
 		}
 	}
-	if sc.Timeouts != nil && sc.Timeouts.AttemptMs != 0 {
-		return fmt.Errorf("timeouts.attemptMs: simulate does not implement it (firstTokenMs and idleMs bound a stream)")
+	if t := sc.Timeouts; t != nil {
+		for name, ms := range map[string]int{"firstTokenMs": t.FirstTokenMs, "idleMs": t.IdleMs, "attemptMs": t.AttemptMs} {
+			if ms < 0 {
+				return fmt.Errorf("timeouts.%s: %d is negative (0: the default)", name, ms)
+			}
+		}
 	}
 	return nil
 }

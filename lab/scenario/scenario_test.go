@@ -42,7 +42,7 @@ func TestScenarios(t *testing.T) {
 func TestLoadRefusesWhatSimulateDoesNotImplement(t *testing.T) {
 	base := `"start": "2026-01-01T00:00:00Z", "turns": [{"after": "0s", "reply": {"session": "s", "message": "hi"%s}}]`
 	for body, want := range map[string]string{
-		`{` + fmt.Sprintf(base, "") + `, "timeouts": {"attemptMs": 5000}}`:                                                          "timeouts.attemptMs",
+		`{` + fmt.Sprintf(base, "") + `, "timeouts": {"attemptMs": -5}}`:                                                            "timeouts.attemptMs: -5 is negative",
 		`{` + fmt.Sprintf(base, "") + `, "env": {"BATON_IDLE_TIMEOUT_MS": "10"}}`:                                                   "env.BATON_IDLE_TIMEOUT_MS",
 		`{` + fmt.Sprintf(base, `, "rewind": true`) + `}`:                                                                           `unknown field "rewind"`,
 		`{` + fmt.Sprintf(base, `, "switchTo": {"afterCalls": 0, "model": "a/b"}`) + `}`:                                            "switchTo.afterCalls",

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/lab/fakeprovider"
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/testsuite"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// newDoorWorld is newLiveWorld with serve's settings changed by set before it takes a request.
+func newDoorWorld(t *testing.T, config string, rules []fakeprovider.Rule, set func(*server)) *turnWorld {
+	t.Helper()
+	w := testsuite.NewWorld(t, config,
+		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-door-a"},
+			{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-door-b"}}, rules)
+	srv := testsuite.SharedServer(t)
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
+	door, err := startLiveDoor(srv.Client(), tq, activities.Activities{Store: w.Store, Config: w.Config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(door.Stop)
+	s := &server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: door}
+	set(s)
+	h := httptest.NewServer(s)
+	t.Cleanup(h.Close)
+	return &turnWorld{World: w, h: h}
+}
+
+// sseLine is a line of a response body and when it arrived.
+type sseLine struct {
+	at   time.Time
+	text string
+}
+
+// streamRaw posts body and reads the response line by line as it arrives: when the headers came,
+// the lines with their times, and the response (its trailers read).
+func streamRaw(t *testing.T, url, body string) (time.Duration, []sseLine, *http.Response) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	sent := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	headers := time.Since(sent)
+	var lines []sseLine
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if line != "" {
+			lines = append(lines, sseLine{at: time.Now(), text: strings.TrimSuffix(line, "\n")})
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return headers, lines, resp
+}
+
+func TestAStreamedCallerGetsHeadersAtOnceAndKeepAlivesUntilTheFirstToken(t *testing.T) {
+	const answer = "Patience is a virtue."
+	tw := newDoorWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5"}}}}`, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: answer, DelayMs: 2500}}}},
+		func(s *server) { s.keepAlive = time.Second })
+
+	// check counts the keep-alives before the first other event, and checks that the headers
+	// came at once.
+	check := func(t *testing.T, headers time.Duration, lines []sseLine, resp *http.Response, keepAlive func(string) bool, first string) {
+		t.Helper()
+		if headers > time.Second || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" ||
+			resp.Header.Get("x-baton-workflow-id") == "" || resp.Header.Get("x-baton-run-id") == "" ||
+			!strings.Contains(resp.Header.Get("Trailer"), "x-baton-attempts") {
+			t.Errorf("headers after %v, want at once: %d %v", headers, resp.StatusCode, resp.Header)
+		}
+		n := 0
+		for _, l := range lines {
+			if l.text == "" || strings.HasPrefix(l.text, "data: {\"type\": \"ping\"}") {
+				continue
+			}
+			if keepAlive(l.text) {
+				n++
+				continue
+			}
+			if !strings.HasPrefix(l.text, first) {
+				t.Errorf("the first event after the keep-alives is %q, want %s…", l.text, first)
+			}
+			break
+		}
+		if n < 2 {
+			t.Errorf("%d keep-alives before the first token (2.5 s, every 1 s), want at least 2:\n%v", n, lines)
+		}
+		if resp.Trailer.Get("x-baton-attempts") != "1" {
+			t.Errorf("trailers %v", resp.Trailer)
+		}
+	}
+	t.Run("OpenAI wire", func(t *testing.T) {
+		headers, lines, resp := streamRaw(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`)
+		check(t, headers, lines, resp, func(l string) bool { return l == ": keep-alive" }, "data: {")
+		var text strings.Builder
+		for _, l := range lines {
+			var c struct {
+				Choices []struct{ Delta struct{ Content string } }
+			}
+			if data, ok := strings.CutPrefix(l.text, "data: "); ok && json.Unmarshal([]byte(data), &c) == nil {
+				for _, ch := range c.Choices {
+					text.WriteString(ch.Delta.Content)
+				}
+			}
+		}
+		if text.String() != answer || lines[len(lines)-2].text != "data: [DONE]" {
+			t.Errorf("answer %q, stream %v", text.String(), lines)
+		}
+		msg, finish, _ := complete(t, tw.openai(), openai.ChatCompletionNewParams{Model: "openai/gpt-5",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}}, true)
+		if msg.Content != answer || finish != "stop" {
+			t.Errorf("the OpenAI client got %q (%s)", msg.Content, finish)
+		}
+	})
+	t.Run("Anthropic wire", func(t *testing.T) {
+		headers, lines, resp := streamRaw(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"x"}]}`)
+		check(t, headers, lines, resp, func(l string) bool { return l == "event: ping" }, "event: message_start")
+		if last := lines[len(lines)-3].text; last != "event: message_stop" {
+			t.Errorf("the stream ends with %q:\n%v", last, lines)
+		}
+		m := completeAnthropicWith(t, tw.anthropic(), anthropic.MessageNewParams{Model: "openai/gpt-5", MaxTokens: 50,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("x"))}}, true)
+		if len(m.Content) != 1 || m.Content[0].Text != answer || m.StopReason != "end_turn" || m.Model != "openai/gpt-5" {
+			t.Errorf("the Anthropic client got %+v (%s, %s)", m.Content, m.StopReason, m.Model)
+		}
+	})
+}
+
+// A streamed reply that fails before any content ends its stream, whose headers went out at the
+// reply's start, with the wire's error event carrying what the status response carried.
+func TestAStreamedReplyThatFailsBeforeContentEndsWithAnErrorEvent(t *testing.T) {
+	rateLimited := fakeprovider.Response{Status: 429, Headers: map[string]string{"retry-after": "30"},
+		Body: `{"error":{"message":"Rate limit reached","type":"requests"}}`}
+	tooLong := fakeprovider.Response{Status: 400,
+		Body: `{"error":{"message":"This model's maximum context length is 128000 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`}
+	cases := []struct {
+		name                  string
+		respond               fakeprovider.Response
+		openAIType, code      string
+		anthropicType, saying string
+	}{
+		{"every candidate rate-limited", rateLimited, "rate_limit_error", "rate_limit_exceeded", "rate_limit_error", "retry after "},
+		{"a prompt that does not fit", tooLong, "invalid_request_error", "context_length_exceeded", "invalid_request_error", "maximum context length"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tw := newDoorWorld(t, liveConfig, []fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{c.respond}}},
+				func(*server) {})
+			// fallbacks: [] makes the request strict: the primary's failure is the reply's.
+			resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":[],"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+			var e struct {
+				Error struct{ Message, Type, Code string }
+			}
+			data, _ := strings.CutPrefix(strings.TrimSpace(body), "data: ")
+			if err := json.Unmarshal([]byte(data), &e); err != nil || resp.StatusCode != 200 || e.Error.Type != c.openAIType || e.Error.Code != c.code ||
+				!strings.Contains(e.Error.Message, c.saying) || strings.Contains(body, "[DONE]") {
+				t.Errorf("OpenAI stream: %d %v\n%s", resp.StatusCode, err, body)
+			}
+			resp, body = post(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","fallbacks":[],"max_tokens":50,"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+			if resp.StatusCode != 200 || !strings.HasPrefix(body, "event: error\n") || !strings.Contains(body, `"type":"`+c.anthropicType+`"`) ||
+				!strings.Contains(body, c.saying) || strings.Contains(body, "message_stop") {
+				t.Errorf("Anthropic stream: %d\n%s", resp.StatusCode, body)
+			}
+
+			// The official clients raise it.
+			oc, ac := tw.openai(), tw.anthropic()
+			s := oc.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{Model: "openai/gpt-5",
+				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}}, option.WithJSONSet("fallbacks", []string{}))
+			for s.Next() {
+				t.Errorf("a chunk from a failed reply: %+v", s.Current())
+			}
+			var se *ssestream.StreamError
+			if err := s.Err(); !errors.As(err, &se) || !strings.Contains(string(se.Event.Data), `"code":"`+c.code+`"`) {
+				t.Errorf("the OpenAI client's error: %v", err)
+			}
+			as := ac.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{Model: "openai/gpt-5", MaxTokens: 50,
+				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("x"))}}, aoption.WithJSONSet("fallbacks", []string{}))
+			for as.Next() {
+				t.Errorf("an event from a failed reply: %+v", as.Current())
+			}
+			var ae *anthropic.Error
+			if err := as.Err(); !errors.As(err, &ae) || string(ae.Type()) != c.anthropicType {
+				t.Errorf("the Anthropic client's error: %v", err)
+			}
+		})
+	}
+}
+
+// serve's --timeout ends a caller's wait by cancelling the reply, as a hang-up does.
+func TestServesTimeoutCancelsTheReply(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		t.Run(map[bool]string{true: "streamed, on the door", false: "unstreamed, on the shared worker"}[stream], func(t *testing.T) {
+			tw := newDoorWorld(t, liveConfig, []fakeprovider.Rule{
+				{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "too late", DelayMs: 30000}}}},
+				func(s *server) { s.timeout = 1500 * time.Millisecond })
+			body := `{"model":"openai/gpt-5","stream":` + map[bool]string{true: "true", false: "false"}[stream] + `,"messages":[{"role":"user","content":"x"}]}`
+			resp, out := post(t, tw.h.URL+"/v1/chat/completions", body, nil)
+			answered := time.Now()
+			var e struct {
+				Error struct{ Message, Type, Code string }
+			}
+			data, _ := strings.CutPrefix(strings.TrimSpace(out), "data: ")
+			_ = json.Unmarshal([]byte(data), &e)
+			if want := map[bool]int{true: 200, false: 504}[stream]; resp.StatusCode != want || e.Error.Code != "timeout" ||
+				!strings.Contains(e.Error.Message, "--timeout of 1.5s") || !strings.Contains(e.Error.Message, "was cancelled") {
+				t.Errorf("%d (want %d) %s", resp.StatusCode, want, out)
+			}
+			err := testsuite.SharedServer(t).Client().GetWorkflow(context.Background(), resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id")).
+				Get(context.Background(), nil)
+			if err == nil || !strings.Contains(err.Error(), policy.ErrAborted) {
+				t.Errorf("the reply ended with %v, want AbortedError", err)
+			}
+			var ended time.Time
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ended.IsZero(); time.Sleep(50 * time.Millisecond) {
+				ended = tw.Fake.Calls()[0].EndedAt
+			}
+			if ended.IsZero() || ended.Sub(answered) > 1500*time.Millisecond {
+				t.Errorf("the provider connection closed %v after the timeout's answer, want within about a second", ended.Sub(answered))
+			}
+			if n := len(tw.Fake.Calls()); n != 1 {
+				t.Errorf("%d provider calls, want 1: nothing is tried after the cancel", n)
+			}
+		})
+	}
+}
+
+// A reply that may wait durably for a cooldown longer than serve's --timeout is left running, and
+// the caller is told how to follow it.
+func TestServesTimeoutLeavesADurableWaitRunningAndSaysHowToFollowIt(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{true: "streamed", false: "unstreamed"}[stream], func(t *testing.T) {
+			tw := newDoorWorld(t, liveConfig, []fakeprovider.Rule{
+				{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "worth the wait", DelayMs: 3500}}}},
+				func(s *server) { s.timeout = 1500 * time.Millisecond })
+			body := `{"model":"openai/gpt-5","max_tokens":20,"stream":` + map[bool]string{true: "true", false: "false"}[stream] + `,"messages":[{"role":"user","content":"x"}]}`
+			resp, out := post(t, tw.h.URL+"/v1/messages", body, map[string]string{waitHeader: "2h"})
+			id, runID := resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id")
+			if want := map[bool]int{true: 200, false: 504}[stream]; resp.StatusCode != want ||
+				(stream && !strings.HasPrefix(out, "event: error\n")) || strings.Contains(out, "cancelled") ||
+				!strings.Contains(out, "temporal workflow show --workflow-id "+id+" --run-id "+runID) || !strings.Contains(out, "up to 2h0m0s") {
+				t.Errorf("%d (want %d) %s", resp.StatusCode, want, out)
+			}
+			var res policy.ReplyResult
+			if err := testsuite.SharedServer(t).Client().GetWorkflow(context.Background(), id, runID).Get(context.Background(), &res); err != nil || res.Text != "worth the wait" {
+				t.Errorf("the reply went on to %q, %v; want its answer", res.Text, err)
+			}
+			if n := len(tw.Fake.Calls()); n != 1 {
+				t.Errorf("%d provider calls, want 1", n)
+			}
+		})
+	}
+}
