@@ -52,7 +52,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile,
 			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.prefix, Key: key,
 			Continuation: continuation,
-			Now: workflow.Now(ctx), FirstTokenTimeout: dl.FirstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
+			Now:          workflow.Now(ctx), FirstTokenTimeout: dl.FirstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
 			AttemptTimeout: dl.Attempt, MinTokensPerSecond: dl.MinTokensPerSecond, ThroughputGrace: dl.ThroughputGrace,
 			Retries: retries, RetryMaxWait: r.state.RetryMaxWait, OnSuccess: onSuccess,
 		})

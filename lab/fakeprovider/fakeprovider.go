@@ -91,7 +91,7 @@ type Response struct {
 	// StreamErrorAfterChunks sends StreamError as an in-band error event after this many counted
 	// chunks (mid-answer) rather than first.
 	StreamErrorAfterChunks *int `json:"streamErrorAfterChunks,omitempty"`
-	Empty          bool            `json:"empty,omitempty"`
+	Empty                  bool `json:"empty,omitempty"`
 	// Prefill is how the model treats a request whose last message is an assistant message (a
 	// prefill): "ignore" (the default, ""): answers Text from scratch whatever the request ends
 	// with; "honour": continues a true prefill: when the request's last message is an assistant
