@@ -65,13 +65,14 @@ func DefaultContinuation(provider, api string) string {
 // Continuation is how the model of ref continues a cut answer: its catalog entry's, else the
 // default of its provider's api and flavour.
 func (c *Config) Continuation(ref ModelRef) string {
-	pc := c.Providers[ref.Provider]
-	for _, m := range pc.Models {
-		if m.ID == ref.Model && m.Continuation != "" {
-			return m.Continuation
-		}
+	if spec, _ := c.modelSpec(ref); spec.Continuation != "" {
+		return spec.Continuation
 	}
-	return DefaultContinuation(ref.Provider, pc.API)
+	api := ""
+	if c != nil {
+		api = c.Providers[NormalizeProvider(ref.Provider)].API
+	}
+	return DefaultContinuation(ref.Provider, api)
 }
 
 // ContinuationGiven is the part of the caller's text a continuation sends the model (the prefill
