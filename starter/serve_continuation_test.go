@@ -266,7 +266,7 @@ func TestACutStreamIsFinishedTruthfullyOrEndsWithAnError(t *testing.T) {
 								// A tool call the caller holds cannot be taken back or continued.
 								c.wantError, c.wantText, c.wantTools = true, contToolText, []string{`lookup({"q":"baton"})`}
 							case b.mismatch:
-								c.wantError, c.wantText = true, "Baton keeps the answer whole when a "
+								c.wantError, c.wantText = true, "Baton keeps the answer whole when " // the 6 words before the fault
 							default:
 								c.wantWhole, c.wantText = true, contWhole
 							}
@@ -304,8 +304,10 @@ func TestACutStreamIsFinishedTruthfullyOrEndsWithAnError(t *testing.T) {
 					t.Errorf("the whole answer must end normally: finished %v, error %s\n%s", got.finished, got.errEvent, raw)
 				case c.wantError && (got.finished || got.errEvent == ""):
 					t.Errorf("want an explicit error and no normal end: finished %v, error %q\n%s", got.finished, got.errEvent, raw)
-				case c.wantError && strings.Contains(got.errEvent, "prefill"):
+				case c.wantError && strings.Contains(got.errEvent, "does not support"):
 					t.Errorf("the error names a prefill refusal, not the cut: %s", got.errEvent)
+				case c.wantError && !strings.Contains(got.errEvent, "failed after"):
+					t.Errorf("the error does not name the cut: %s", got.errEvent)
 				}
 				if c.wantWhole {
 					if m := resp.Trailer.Get("x-baton-model"); m != c.fallback+"/m" {
