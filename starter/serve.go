@@ -450,7 +450,8 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		if o.err = run.Get(ctx, &o.res); o.err == nil {
+		// Bounded by the caller, not by ctx: serve's own timeout is told apart below.
+		if o.err = run.Get(r.Context(), &o.res); o.err == nil {
 			o.answer, o.err = answerOf(o.res)
 		}
 		done <- o
@@ -460,6 +461,20 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 		ready = stream.Ready()
 	}
 	var out *liveOut // the answer's stream in the caller's wire, begun at the first delta
+	fail := func(e *wire.Error) {
+		switch {
+		case out != nil:
+			// Part of an answer went out: the stream ends with an explicit error, never a
+			// terminator after a partial answer.
+			out.w.Error(e)
+		case wr.Stream:
+			// The headers went out before the outcome was known: the wire's error event
+			// carries what the status response would have.
+			d.live(w, flush, run.GetRunID(), wr.Model, time.Now().Unix(), wr).Error(e)
+		default:
+			d.writeError(w, e)
+		}
+	}
 	for {
 		select {
 		case <-ready:
@@ -480,27 +495,7 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 				out = s.forward(w, d, wr, run.GetRunID(), out, stream.Take(), flush)
 			}
 			if o.err != nil {
-				e := replyError(o.err, time.Now())
-				var ended *temporal.WorkflowExecutionError
-				if ctx.Err() != nil && !errors.As(o.err, &ended) {
-					// serve's own --timeout ended the wait, not the reply.
-					var follow bool
-					if e, follow = s.gaveUp(run, req.WaitForCooldown); follow {
-						detach()
-					}
-				}
-				switch {
-				case out != nil:
-					// Part of an answer went out: the stream ends with an explicit error, never a
-					// terminator after a partial answer.
-					out.w.Error(e)
-				case wr.Stream:
-					// The headers went out before the outcome was known: the wire's error event
-					// carries what the status response would have.
-					d.live(w, flush, run.GetRunID(), wr.Model, time.Now().Unix(), wr).Error(e)
-				default:
-					d.writeError(w, e)
-				}
+				fail(replyError(o.err, time.Now()))
 				return
 			}
 			res := o.res
@@ -513,8 +508,20 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 			}
 			out.finish(reply.Answer, reply.Model)
 			return
-		case <-r.Context().Done():
-			s.abort(run)
+		case <-ctx.Done():
+			if r.Context().Err() != nil {
+				s.abort(run)
+				return
+			}
+			// serve's own --timeout ended the wait, not the reply.
+			if stream != nil && wr.Stream {
+				out = s.forward(w, d, wr, run.GetRunID(), out, stream.Take(), flush)
+			}
+			e, follow := s.gaveUp(run, req.WaitForCooldown)
+			if follow {
+				detach()
+			}
+			fail(e)
 			return
 		}
 	}

@@ -86,7 +86,8 @@ func cut() fakeprovider.Response {
 func TestAStreamCutMidAnswerContinuesOnTheFallback(t *testing.T) {
 	rules := []fakeprovider.Rule{
 		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{cut()}},
-		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "fox jumps over the lazy dog."}}},
+		// The fallback honours a true prefill: it writes the kept-back word again and goes on.
+		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "The quick brown fox jumps over the lazy dog.", Prefill: "honour"}}},
 	}
 	const whole = "The quick brown fox jumps over the lazy dog."
 	t.Run("OpenAI caller", func(t *testing.T) {
@@ -105,8 +106,8 @@ func TestAStreamCutMidAnswerContinuesOnTheFallback(t *testing.T) {
 		}
 		_ = json.Unmarshal(tw.Fake.Calls()[len(tw.Fake.Calls())-1].Body, &sent)
 		last := sent.Messages[len(sent.Messages)-1]
-		if last.Role != "assistant" || !strings.Contains(string(last.Content), "The quick brown") {
-			t.Errorf("the fallback's prefill: %+v", sent.Messages)
+		if last.Role != "assistant" || !strings.Contains(string(last.Content), "The quick") || strings.Contains(string(last.Content), "brown") {
+			t.Errorf("the fallback's prefill, all but the last word the caller holds: %+v", sent.Messages)
 		}
 	})
 	t.Run("Anthropic caller", func(t *testing.T) {
