@@ -214,14 +214,18 @@ type RetryState struct {
 	MaxWait      time.Duration
 	// Jitter in [0,1) spreads backoffs; simulate passes 0.
 	Jitter float64
+	// Probe: the call went to a route that cools down for its model (ProbeCall). A probe is one
+	// call: it asks whether the outage is over, and retries in place would be the very calls the
+	// cooldown spares (one probe per throttle window).
+	Probe bool
 }
 
 // SameCandidateRetry decides whether to call the same candidate and profile again, and after
-// how long: a 408, 409, 429, 5xx or a reset before any output, at most twice; Retry-After when
-// given and within MaxWait (a longer one is not waited: the failure surfaces at once), else 0.5 s
-// doubling with jitter.
+// how long: a 408, 409, 429, 5xx or a reset before any output, at most twice and never after a
+// probe; Retry-After when given and within MaxWait (a longer one is not waited: the failure
+// surfaces at once), else 0.5 s doubling with jitter.
 func SameCandidateRetry(rs RetryState) (retry bool, wait time.Duration) {
-	if rs.RetriesSoFar >= MaxSameCandidateRetries || rs.StreamFault {
+	if rs.RetriesSoFar >= MaxSameCandidateRetries || rs.StreamFault || rs.Probe {
 		return false, 0
 	}
 	retryable := rs.Status == 408 || rs.Status == 409 || rs.Status == 429 || (rs.Status >= 500 && rs.Status <= 599) ||
@@ -242,6 +246,19 @@ func SameCandidateRetry(rs RetryState) (retry bool, wait time.Duration) {
 	backoff := RetryBaseBackoff << rs.RetriesSoFar
 	jitter := min(max(rs.Jitter, 0), 1)
 	return true, backoff + time.Duration(float64(backoff)*0.5*jitter)
+}
+
+// ProbeCall reports whether a call on profile for provider/model at now is a probe: the profile's
+// usage stats, as the reply last loaded or recorded them, cool it down for that model, so only
+// DecideCandidate's probe could have chosen it. A window that ended meanwhile makes the route an
+// ordinary one again.
+func ProbeCall(profiles []StoredProfile, profile, provider, model string, now time.Time) bool {
+	for i := range profiles {
+		if profiles[i].ID == profile {
+			return !unusableUntil(&profiles[i].Stats, provider, model, now).IsZero()
+		}
+	}
+	return false
 }
 
 // Skip cache TTL bounds (BATON_FALLBACK_SKIP_TTL_MS, seed 001's OPENCLAW_FALLBACK_SKIP_TTL_MS).

@@ -431,6 +431,7 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	if f, ok := w.(http.Flusher); ok {
 		flush = f.Flush
 	}
+	sent := &countingWriter{ResponseWriter: w} // what the answer's stream wrote
 	// A streamed caller gets its headers now and a keep-alive whenever nothing else went out for
 	// a while, so that a proxy's idle timeout does not cut it (which would abort the reply)
 	// during a retry wait or a slow first token.
@@ -479,8 +480,11 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 		select {
 		case <-ready:
 			if deltas := stream.Take(); len(deltas) > 0 {
-				out = s.forward(w, d, wr, run.GetRunID(), out, deltas, flush)
-				idle.Reset(s.keepAliveEvery())
+				before := sent.n
+				out = s.forward(sent, d, wr, run.GetRunID(), out, deltas, flush)
+				if sent.n != before {
+					idle.Reset(s.keepAliveEvery())
+				}
 			}
 		case <-keepAlive:
 			_ = d.keepAlive(w) // a caller gone is heard of through its context
@@ -492,7 +496,7 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 				return
 			}
 			if stream != nil && wr.Stream {
-				out = s.forward(w, d, wr, run.GetRunID(), out, stream.Take(), flush)
+				out = s.forward(sent, d, wr, run.GetRunID(), out, stream.Take(), flush)
 			}
 			if o.err != nil {
 				fail(replyError(o.err, time.Now()))
@@ -515,7 +519,7 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 			}
 			// serve's own --timeout ended the wait, not the reply.
 			if stream != nil && wr.Stream {
-				out = s.forward(w, d, wr, run.GetRunID(), out, stream.Take(), flush)
+				out = s.forward(sent, d, wr, run.GetRunID(), out, stream.Take(), flush)
 			}
 			e, follow := s.gaveUp(run, req.WaitForCooldown)
 			if follow {

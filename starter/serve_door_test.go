@@ -286,3 +286,17 @@ func TestServesTimeoutLeavesADurableWaitRunningAndSaysHowToFollowIt(t *testing.T
 		})
 	}
 }
+
+func TestServeRefusesABadKeepAliveAtStart(t *testing.T) {
+	for v, want := range map[string]time.Duration{"": DefaultServeKeepAlive, "1s": time.Second, "500ms": 500 * time.Millisecond, "0s": 0, "-1s": 0, "15": 0, "soon": 0} {
+		if got, err := parseKeepAlive(v); got != want || (err != nil) != (want == 0) {
+			t.Errorf("%q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	t.Setenv("BATON_SERVE_KEEPALIVE", "soon")
+	var errOut strings.Builder
+	if code := runServe(context.Background(), []string{"--config", ""}, io.Discard, &errOut); code != exitUsage ||
+		!strings.Contains(errOut.String(), `BATON_SERVE_KEEPALIVE: "soon" is not a positive duration`) {
+		t.Errorf("exit %d: %s", code, errOut.String())
+	}
+}

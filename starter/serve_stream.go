@@ -65,3 +65,17 @@ func (s *server) gaveUp(run client.WorkflowRun, wait time.Duration) (e *wire.Err
 		"no answer within baton serve's --timeout of %s: the reply (workflow %s, run %s) was cancelled, as when a caller hangs up: "+
 			"nothing more is tried and the fallback written for its attempt is rolled back", s.timeout, id, runID)}, false
 }
+
+// countingWriter counts the bytes that went out to the caller: a keep-alive is due after a
+// silence, and a delta its wire does not write (reasoning text on Anthropic's, which sends each
+// thinking block whole) breaks none.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -87,15 +87,20 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 			retries--
 			continue
 		}
-		if out.OK || r.pending != nil || !policy.WillRetry(out, retries, r.state.RetryMaxWait) {
-			return out, retries, nil // a user's switch waits for no more retries; no jitter is drawn for a retry not made
+		if out.OK || r.pending != nil {
+			return out, retries, nil // a user's switch waits for no more retries
 		}
-		jitter := 0.0
+		// A probe is one call (policy.ProbeCall); its failure is recorded by the reply, as the
+		// attempt, expecting a retry, did not record it.
+		rs := policy.RetryState{Status: out.Status, Net: policy.NetErrorKind(out.Net), StreamFault: out.StreamFault != "", Hint: out.Hint,
+			RetriesSoFar: retries, MaxWait: r.state.RetryMaxWait, Probe: policy.ProbeCall(r.state.Profiles, profile, cand.Provider, cand.Model, workflow.Now(ctx))}
+		if retry, _ := policy.SameCandidateRetry(rs); !retry {
+			return out, retries, nil // no jitter is drawn for a retry not made
+		}
 		if !r.req.NoJitter {
-			_ = workflow.SideEffect(ctx, func(workflow.Context) any { return randomFraction() }).Get(&jitter)
+			_ = workflow.SideEffect(ctx, func(workflow.Context) any { return randomFraction() }).Get(&rs.Jitter)
 		}
-		_, wait := policy.SameCandidateRetry(policy.RetryState{Status: out.Status, Net: policy.NetErrorKind(out.Net),
-			StreamFault: out.StreamFault != "", Hint: out.Hint, RetriesSoFar: retries, MaxWait: r.state.RetryMaxWait, Jitter: jitter})
+		_, wait := policy.SameCandidateRetry(rs)
 		if wait > 0 {
 			r.status.WaitUntil = workflow.Now(ctx).Add(wait)
 			if err := workflow.Sleep(ctx, wait); err != nil {
