@@ -195,7 +195,7 @@ func TestAKilledServeLeavesItsReplyToTheWorkers(t *testing.T) {
 	w := testsuite.NewWorld(t, config, creds, []fakeprovider.Rule{
 		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{
 			{Text: answer, ChunkDelayMs: 400}, // 16 words over 6 s: serve is killed after a checkpoint
-			{Text: answer}, // OpenAI restarts: its repetition of the checkpoint is dropped
+			{Text: answer},                    // OpenAI restarts: its repetition of the checkpoint is dropped
 		}},
 	})
 	cfgFile := filepath.Join(t.TempDir(), "openclaw.json5")
