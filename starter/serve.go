@@ -30,8 +30,11 @@ import (
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/ui"
 	"github.com/batonhq/baton/workflows"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
 )
 
 // runServe is `baton serve`: OpenAI- and Anthropic-compatible endpoints in front of ReplyWorkflow.
@@ -152,7 +155,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "baton serve: --listen %s: %v\n", *listen, err)
 		return exitFailure
 	}
-	api := &server{client: c, taskQueue: tf.TaskQueue, token: token, config: src, timeout: *timeout,
+	api := &server{client: c, taskQueue: tf.TaskQueue, namespace: tf.Namespace, logger: logger, token: token, config: src, timeout: *timeout,
 		content: st, maxBody: maxBody, live: door, inflight: inflight, keepAlive: keepAlive, hasProfile: func(ctx context.Context, provider string) bool {
 			providers, err := st.ProfileProviders(ctx)
 			return err != nil || providers[provider] // the store's trouble is not the request's mistake
@@ -212,6 +215,9 @@ type server struct {
 	hasProfile func(ctx context.Context, provider string) bool
 	// inflight holds a slot per reply this server waits on (BATON_SERVE_MAX_INFLIGHT; nil: no bound).
 	inflight chan struct{}
+	// namespace is the Temporal namespace of the replies (cancelling a restarted one needs it).
+	namespace string
+	logger    *zap.Logger // nil: none
 	// keepAlive is how long a streamed caller goes without a byte before a keep-alive
 	// (BATON_SERVE_KEEPALIVE; 0: DefaultServeKeepAlive).
 	keepAlive time.Duration
@@ -556,7 +562,17 @@ func (s *server) reachable(ctx context.Context, req policy.ReplyRequest) *wire.E
 func (s *server) abort(run client.WorkflowRun) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = s.client.CancelWorkflow(ctx, run.GetID(), run.GetRunID())
+	if s.client.CancelWorkflow(ctx, run.GetID(), run.GetRunID()) == nil {
+		return
+	}
+	// The run that started is over: a /model restart continued it as new. Its chain's current
+	// run is cancelled, and only while it is this reply's (a session's later turn shares the ID).
+	_, err := s.client.WorkflowService().RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{
+		Namespace: cmp.Or(s.namespace, "default"), WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: run.GetID()},
+		FirstExecutionRunId: run.GetRunID(), Identity: serveIdentity(), Reason: "the caller went away"})
+	if err != nil && s.logger != nil {
+		s.logger.Warn("cancelling an abandoned reply failed", zap.String("workflow", run.GetID()), zap.Error(err))
+	}
 }
 
 // attemptHeaders names how many attempts the reply made, why it failed over and the candidate that
