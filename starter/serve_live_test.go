@@ -351,4 +351,3 @@ func TestServeShedsWhatItCannotStartWithA429(t *testing.T) {
 		t.Errorf("the slot was not given back: %d", resp.StatusCode)
 	}
 }
-
