@@ -1,6 +1,7 @@
 package history
 
 import (
+	"github.com/batonhq/baton/policy"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,5 +48,27 @@ func TestExplainRefusesOtherWorkflows(t *testing.T) {
 	}
 	if _, err := Explain(h); err == nil || !strings.Contains(err.Error(), "not a Reply workflow history") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// A run that a /model restart began lists the attempts of the runs before it first: its timeline
+// tells them ("earlier run") before its own steps, and its own steps are placed by its own part of
+// the joined attempt list.
+func TestARestartedRunTellsTheEarlierRunsFirst(t *testing.T) {
+	earlier := []policy.Attempt{
+		{Provider: "openai", Model: "gpt-5", Profile: "openai:a", Result: policy.ResultFailed, Reason: policy.ReasonTimeout, Status: 500},
+		{Provider: "anthropic", Model: "claude-opus-4", Result: policy.ResultSwitched},
+	}
+	own := policy.Attempt{Provider: "anthropic", Model: "claude-opus-4", Profile: "anthropic:default", Result: policy.ResultSucceeded}
+	if got := ownAttempts(append(append([]policy.Attempt{}, earlier...), own), earlier); len(got) != 1 || got[0].Model != "claude-opus-4" || got[0].Result != policy.ResultSucceeded {
+		t.Errorf("own attempts %+v", got)
+	}
+	steps := earlierSteps(earlier)
+	if len(steps) != 2 || steps[0].Kind != "attempt" || steps[0].Outcome != policy.ResultFailed || steps[0].Reason != policy.ReasonTimeout ||
+		steps[1].Kind != "switch" || steps[0].Decision != "earlier run" {
+		t.Errorf("earlier steps %+v", steps)
+	}
+	if got := ownAttempts([]policy.Attempt{own}, nil); len(got) != 1 {
+		t.Errorf("a run with no earlier one keeps its list: %+v", got)
 	}
 }
