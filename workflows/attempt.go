@@ -94,6 +94,13 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		// attempt, expecting a retry, did not record it.
 		rs := policy.RetryState{Status: out.Status, Net: policy.NetErrorKind(out.Net), StreamFault: out.StreamFault != "", Hint: out.Hint,
 			RetriesSoFar: retries, MaxWait: r.state.RetryMaxWait, Probe: policy.ProbeCall(r.state.Profiles, profile, cand.Provider, cand.Model, workflow.Now(ctx))}
+		if rs.Probe {
+			plain := rs
+			plain.Probe = false
+			if retry, _ := policy.SameCandidateRetry(plain); retry && workflow.GetVersion(ctx, changeProbeOneCall, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+				rs.Probe = false // a reply that began before retried its probes in place
+			}
+		}
 		if retry, _ := policy.SameCandidateRetry(rs); !retry {
 			return out, retries, nil // no jitter is drawn for a retry not made
 		}

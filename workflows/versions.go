@@ -17,7 +17,13 @@ const (
 	// as StreamInterruptedError naming the cut. Taken when a reply first continues a cut answer.
 	// History: reply-continuation.json.
 	changeContinuationCheck = "continuation-check"
+
+	// changeProbeOneCall (issue 26): a probe of a cooling route is one call, never retried in
+	// place (the retries were the very calls the cooldown spares: three per probe of a dead
+	// primary). Taken when a probe fails in a way an ordinary call retries. History:
+	// reply-probe-one-call.json.
+	changeProbeOneCall = "probe-one-call"
 )
 
 // changeIDs lists every change ID above.
-var changeIDs = []string{changeContinuationCheck}
+var changeIDs = []string{changeContinuationCheck, changeProbeOneCall}
