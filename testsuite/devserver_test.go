@@ -169,6 +169,7 @@ func TestDevServerRegistersProjectSearchAttributes(t *testing.T) {
 }
 
 func TestDevServerRefusesAPortInUse(t *testing.T) {
+	testsuite.NeedsServer(t) // the binary: `make test` builds it, `make check` runs without it
 	path, err := lab.DevServerPath()
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +195,7 @@ func TestDevServerRefusesAPortInUse(t *testing.T) {
 }
 
 func TestDevServerRefusesUnknownFlags(t *testing.T) {
+	testsuite.NeedsServer(t) // the binary: `make test` builds it, `make check` runs without it
 	path, err := lab.DevServerPath()
 	if err != nil {
 		t.Fatal(err)
