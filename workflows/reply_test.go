@@ -62,7 +62,10 @@ func (s *script) run(t *testing.T, req policy.ReplyRequest, during ...func(env *
 		return policy.ProfileStats{}, nil
 	}, workflows.RecordOutcomeActivity)
 	reg(func(context.Context, policy.ProbeClaim) (bool, error) { return true, nil }, workflows.ClaimProbeActivity)
-	reg(func(_ context.Context, w policy.SessionWrite) (bool, error) { s.writes = append(s.writes, w); return true, nil }, workflows.WriteFallbackActivity)
+	reg(func(_ context.Context, w policy.SessionWrite) (bool, error) {
+		s.writes = append(s.writes, w)
+		return true, nil
+	}, workflows.WriteFallbackActivity)
 	reg(func(_ context.Context, r policy.SessionRollback) (workflows.Done, error) {
 		s.rollbacks = append(s.rollbacks, r)
 		return workflows.Done{}, nil
