@@ -8,9 +8,11 @@ import (
 
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
 // Decisions of ReplyWorkflow pinned beside it, with the SDK's test environment and the reply's
@@ -22,6 +24,7 @@ type script struct {
 	state     policy.ReplyState
 	attempt   func(n int, r policy.AttemptRequest) (policy.AttemptOutcome, error)
 	calls     []policy.AttemptRequest
+	queues    []string // the task queue each call was scheduled on
 	records   []policy.OutcomeRecord
 	writes    []policy.SessionWrite
 	rollbacks []policy.SessionRollback
@@ -53,8 +56,8 @@ func (s *script) run(t *testing.T, req policy.ReplyRequest, during ...func(env *
 	env.RegisterWorkflowWithOptions(workflows.ReplyWorkflow, workflowName(workflows.ReplyWorkflowName))
 	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
 	reg(func(context.Context, policy.ReplyRequest) (policy.ReplyState, error) { return s.state, nil }, workflows.LoadReplyActivity)
-	reg(func(_ context.Context, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
-		s.calls = append(s.calls, r)
+	reg(func(ctx context.Context, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+		s.calls, s.queues = append(s.calls, r), append(s.queues, activity.GetInfo(ctx).TaskQueue)
 		return s.attempt(len(s.calls), r)
 	}, workflows.AttemptActivity)
 	reg(func(_ context.Context, r policy.OutcomeRecord) (policy.ProfileStats, error) {
@@ -282,5 +285,55 @@ func TestACancelRollsBackAndRecordsTheAttemptInFlight(t *testing.T) {
 	}
 	if len(s.rollbacks) != 1 || len(attempts) != 2 || attempts[1].Model != "claude" || attempts[1].Result != policy.ResultFailed || attempts[1].Reason != policy.ReasonNone {
 		t.Errorf("rollbacks %+v, attempts %+v: the fallback's write undone, the attempt in flight recorded with no reason", s.rollbacks, attempts)
+	}
+}
+
+func TestADeadDoorQueueHandsTheSameAttemptToTheSharedQueue(t *testing.T) {
+	s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
+		attempt: func(n int, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+			if n == 1 {
+				return policy.AttemptOutcome{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			}
+			return answer("ok"), nil
+		}}
+	res, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi", StreamQueue: "baton/door/gone", StreamKey: "k"})
+	if err != nil || len(s.calls) != 2 || s.calls[0].Key != s.calls[1].Key || res.Served.Model != "gpt-5" || len(res.Attempts) != 1 || len(s.records) != 0 {
+		t.Errorf("%v: calls %+v, attempts %+v: the same attempt again, nobody blamed", err, s.calls, res.Attempts)
+	}
+	if s.queues[0] != "baton/door/gone" || s.queues[1] == "baton/door/gone" {
+		t.Errorf("queues %v: the door's, then the shared one", s.queues)
+	}
+}
+
+func TestAModelSwitchJumpsToALaterCandidateOrStartsOver(t *testing.T) {
+	for _, c := range []struct {
+		to      string
+		restart bool
+	}{{"anthropic/claude", false}, {"google/gemini", true}} {
+		t.Run(c.to, func(t *testing.T) {
+			var env *testsuite.TestWorkflowEnvironment
+			s := &script{state: stateOf("openai/gpt-5", "mistral/large", "anthropic/claude"),
+				attempt: func(n int, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+					if n == 1 {
+						// The user's /model arrives while the first attempt runs.
+						env.UpdateWorkflow(workflows.SwitchModelUpdate, "switch", &testsuite.TestUpdateCallback{
+							OnReject: func(err error) { t.Errorf("switch rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {}},
+							workflows.SwitchModel{Model: c.to})
+						return timedOut(), nil
+					}
+					return answer("from " + r.Provider), nil
+				}}
+			res, err := s.run(t, policy.ReplyRequest{Agent: "main", Session: "s", Message: "hi"}, func(e *testsuite.TestWorkflowEnvironment) { env = e })
+			if c.restart {
+				var can *workflow.ContinueAsNewError
+				if !errors.As(err, &can) || len(s.calls) != 1 {
+					t.Errorf("ended with %v after %d calls, want a continue-as-new with the user's choice", err, len(s.calls))
+				}
+				return
+			}
+			if err != nil || res.Served.Provider != "anthropic" || len(s.calls) != 2 || len(res.Attempts) != 3 || res.Attempts[1].Result != policy.ResultSwitched {
+				t.Errorf("%v: served %+v, attempts %+v: mistral jumped over, the switch recorded", err, res.Served, res.Attempts)
+			}
+		})
 	}
 }
