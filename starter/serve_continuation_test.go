@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -180,12 +179,7 @@ func readCallerStream(t *testing.T, body string, anthropicWire bool) callerStrea
 	return cs
 }
 
-// contWorld serves requests whose every case has providers of its own (p<N> for the primary, f<N>
-// for the fallback), so that cases run side by side without one's cooldown touching another's.
-type contWorld struct {
-	*turnWorld
-}
-
+// contCase is one case: its providers, its caller's wire, and what the caller must hold.
 type contCase struct {
 	name                 string
 	primary, fallback    string // provider ids
@@ -195,7 +189,9 @@ type contCase struct {
 	wantTools            []string
 }
 
-func newContWorld(t *testing.T, n int, anthropicWire func(provider string) bool, rules []fakeprovider.Rule) *contWorld {
+// newContWorld serves requests whose every case has providers of its own (p<N> for the primary,
+// f<N> for the fallback), so that cases run side by side without one's cooldown touching another's.
+func newContWorld(t *testing.T, n int, anthropicWire func(provider string) bool, rules []fakeprovider.Rule) *turnWorld {
 	t.Helper()
 	var creds []store.Credential
 	for i := range n {
@@ -215,17 +211,7 @@ func newContWorld(t *testing.T, n int, anthropicWire func(provider string) bool,
 	lim := activities.DefaultLimits()
 	lim.IdleTimeout = 500 * time.Millisecond // a stall is noticed at once
 	w.Acts.Limits = lim
-	srv := testsuite.SharedServer(t)
-	tq := testsuite.TaskQueue(t)
-	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	door, err := startLiveDoor(srv.Client(), tq, activities.Activities{Store: w.Store, Config: w.Config, Limits: lim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Stop)
-	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: door})
-	t.Cleanup(h.Close)
-	return &contWorld{&turnWorld{World: w, h: h}}
+	return liveServe(t, w, nil)
 }
 
 func TestACutStreamIsFinishedTruthfullyOrEndsWithAnError(t *testing.T) {

@@ -7,14 +7,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
-	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
@@ -27,22 +25,9 @@ import (
 // newDoorWorld is newLiveWorld with serve's settings changed by set before it takes a request.
 func newDoorWorld(t *testing.T, config string, rules []fakeprovider.Rule, set func(*server)) *turnWorld {
 	t.Helper()
-	w := testsuite.NewWorld(t, config,
+	return liveServe(t, testsuite.NewWorld(t, config,
 		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-door-a"},
-			{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-door-b"}}, rules)
-	srv := testsuite.SharedServer(t)
-	tq := testsuite.TaskQueue(t)
-	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	door, err := startLiveDoor(srv.Client(), tq, activities.Activities{Store: w.Store, Config: w.Config})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Stop)
-	s := &server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: door}
-	set(s)
-	h := httptest.NewServer(s)
-	t.Cleanup(h.Close)
-	return &turnWorld{World: w, h: h}
+			{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-door-b"}}, rules), set)
 }
 
 // hasKey reports whether h has key (a trailer the response declared, before its value came).
@@ -246,16 +231,7 @@ func TestServesTimeoutCancelsTheReply(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), policy.ErrAborted) {
 				t.Errorf("the reply ended with %v, want AbortedError", err)
 			}
-			var ended time.Time
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ended.IsZero(); time.Sleep(50 * time.Millisecond) {
-				ended = tw.Fake.Calls()[0].EndedAt
-			}
-			if ended.IsZero() || ended.Sub(answered) > 1500*time.Millisecond {
-				t.Errorf("the provider connection closed %v after the timeout's answer, want within about a second", ended.Sub(answered))
-			}
-			if n := len(tw.Fake.Calls()); n != 1 {
-				t.Errorf("%d provider calls, want 1: nothing is tried after the cancel", n)
-			}
+			closedAndAlone(t, tw.Fake, answered, "the timeout's answer")
 		})
 	}
 }

@@ -26,20 +26,46 @@ import (
 // liveWorld is serve with its own worker for the attempts of its callers, as `baton serve` runs.
 func newLiveWorld(t *testing.T, config string, rules []fakeprovider.Rule) *turnWorld {
 	t.Helper()
-	w := testsuite.NewWorld(t, config,
+	return liveServe(t, testsuite.NewWorld(t, config,
 		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-live-a"},
-			{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-live-b"}}, rules)
+			{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-live-b"}}, rules), nil)
+}
+
+// liveServe serves w as `baton serve` does: the shared queue's worker, and a door of its own for
+// its callers' attempts, with w's limits; set (nil: none) adjusts the server.
+func liveServe(t *testing.T, w *testsuite.World, set func(*server)) *turnWorld {
+	t.Helper()
 	srv := testsuite.SharedServer(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	door, err := startLiveDoor(srv.Client(), tq, activities.Activities{Store: w.Store, Config: w.Config})
+	door, err := startLiveDoor(srv.Client(), tq, activities.Activities{Store: w.Store, Config: w.Config, Limits: w.Acts.Limits})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Stop)
-	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: door})
+	s := &server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: door}
+	if set != nil {
+		set(s)
+	}
+	h := httptest.NewServer(s)
 	t.Cleanup(h.Close)
 	return &turnWorld{World: w, h: h}
+}
+
+// closedAndAlone waits for the first provider call to end and checks that it ended within about a
+// second of since and that nothing was tried after it (an abort's promise).
+func closedAndAlone(t *testing.T, fake *fakeprovider.Server, since time.Time, after string) {
+	t.Helper()
+	var ended time.Time
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ended.IsZero(); time.Sleep(50 * time.Millisecond) {
+		ended = fake.Calls()[0].EndedAt
+	}
+	if ended.IsZero() || ended.Sub(since) > 1500*time.Millisecond {
+		t.Errorf("the provider connection closed %v after %s, want within about a second", ended.Sub(since), after)
+	}
+	if n := len(fake.Calls()); n != 1 {
+		t.Errorf("%d provider calls after %s, want 1: nothing is tried after an abort", n, after)
+	}
 }
 
 const liveConfig = `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}}`
@@ -315,16 +341,7 @@ func TestReplyCancelAbortsAReplyOnTheSharedWorker(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), policy.ErrAborted) {
 		t.Errorf("the reply ended with %v, want AbortedError", err)
 	}
-	var ended time.Time
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ended.IsZero(); time.Sleep(50 * time.Millisecond) {
-		ended = w.Fake.Calls()[0].EndedAt
-	}
-	if ended.IsZero() || ended.Sub(cancelled) > 1500*time.Millisecond {
-		t.Errorf("the provider connection closed %v after the cancel, want about a second", ended.Sub(cancelled))
-	}
-	if n := len(w.Fake.Calls()); n != 1 {
-		t.Errorf("%d provider calls after an abort, want 1", n)
-	}
+	closedAndAlone(t, w.Fake, cancelled, "the cancel")
 }
 
 func TestServeShedsWhatItCannotStartWithA429(t *testing.T) {
