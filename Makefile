@@ -54,7 +54,7 @@ FUZZTIME ?= 200000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./policy
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./config
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./starter
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./serve
 
 # Speed and memory goals live in benchmarks: policy's decision pass (< 5 µs), classification of a
 # 429 body (< 20 µs), record-outcome transactions (≥ 2,000/s uncontended on SQLite), adapter

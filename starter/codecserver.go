@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,11 +16,10 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/codec"
-	"go.temporal.io/sdk/converter"
 )
 
 // codecTokenEnv names the token the codec server requires.
-const codecTokenEnv = "BATON_CODEC_TOKEN"
+const codecTokenEnv = codec.TokenEnv
 
 // runCodecServer serves the payload codec for the Web UI, so that an operator can read encrypted
 // histories in the browser (the UI's codec endpoint setting, or temporal-dev --ui-codec-endpoint).
@@ -61,7 +59,7 @@ func runCodecServer(ctx context.Context, args []string, out, errOut io.Writer) i
 		fmt.Fprintf(errOut, "baton codec-server: --listen %s: %v\n", *listen, err)
 		return exitFailure
 	}
-	srv := &http.Server{Handler: codecHandler(c, token, allowed), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: codec.Handler(c, token, allowed), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "codec server on http://%s (POST /encode, /decode; %s as a bearer token, or the endpoint http://%s/<token> for the Web UI) for the UI at %s\n",
 		l.Addr(), codecTokenEnv, l.Addr(), allowed)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -72,39 +70,4 @@ func runCodecServer(ctx context.Context, args []string, out, errOut io.Writer) i
 		return exitFailure
 	}
 	return 0
-}
-
-// codecHandler checks the origin and the token, then hands the request to the SDK's codec
-// handler. The token comes as a bearer token (`temporal --codec-auth`) or as the first path
-// segment: the Web UI sends no header of ours, so its codec endpoint is http://host:port/<token>.
-func codecHandler(c *codec.Codec, token, origin string) http.Handler {
-	handler := converter.NewPayloadCodecHTTPHandler(c)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" {
-			if o != origin {
-				http.Error(w, "origin "+o+" is not allowed (codec-server --origin)", http.StatusForbidden)
-				return
-			}
-			w.Header().Set("Access-Control-Allow-Origin", origin)
-			w.Header().Set("Access-Control-Allow-Credentials", "true")
-			w.Header().Set("Access-Control-Allow-Headers", "Content-Type,X-Namespace,Authorization")
-			w.Header().Set("Access-Control-Allow-Methods", "POST,OPTIONS")
-			w.Header().Set("Vary", "Origin")
-		}
-		if r.Method == http.MethodOptions {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		got, path := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), r.URL.Path
-		if seg, rest, ok := strings.Cut(strings.TrimPrefix(path, "/"), "/"); ok && subtle.ConstantTimeCompare([]byte(seg), []byte(token)) == 1 {
-			got, path = seg, "/"+rest
-		}
-		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-			http.Error(w, "missing or wrong token ("+codecTokenEnv+")", http.StatusUnauthorized)
-			return
-		}
-		r2 := r.Clone(r.Context())
-		r2.URL.Path = path
-		handler.ServeHTTP(w, r2)
-	})
 }

@@ -19,7 +19,7 @@ func TestCodecServerRequiresATokenAndTheUIsOrigin(t *testing.T) {
 	enc, _ := c.Converters().Data.ToPayload("PLAINTEXT-CODEC")
 	body, _ := protojson.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{enc}})
 	const token = "0123456789abcdef0123"
-	srv := httptest.NewServer(codecHandler(c, token, "http://ui.example:8233"))
+	srv := httptest.NewServer(codec.Handler(c, token, "http://ui.example:8233"))
 	defer srv.Close()
 	post := func(path, origin, auth string) (int, string, http.Header) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body))

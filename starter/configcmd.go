@@ -36,8 +36,11 @@ func runConfig(ctx context.Context, args []string, out, errOut io.Writer) int {
 	// The providers the store holds profiles for (with OPENAI_API_KEY and the like as profiles):
 	// a model ref whose provider has neither a models.providers entry nor a profile is refused.
 	var hasProfile func(string) bool
+	// A --store that is not there is refused, as the other read-only commands refuse it (a
+	// check against an empty store would refuse every profile-only provider); the default one
+	// missing only means there are no profiles to check against.
 	if !storeMissing(*storeURL) || set["store"] {
-		st, err := openStore(ctx, *storeURL)
+		st, err := openStoreToRead(ctx, *storeURL)
 		if err != nil {
 			fmt.Fprintf(errOut, "baton config check: %v\n", err)
 			return exitFailure

@@ -25,4 +25,12 @@ func TestConfigCheckPrintsEveryProblemWithItsLine(t *testing.T) {
 	if code, out, stderr := baton(t, "config", "check", good, "--store", w.StoreURL); code != 0 || !strings.Contains(out, "ok") {
 		t.Errorf("a good config: exit %d %s %s", code, out, stderr)
 	}
+	// A --store that is not there is said, and not created.
+	missing := filepath.Join(t.TempDir(), "nope.db")
+	if code, _, stderr := baton(t, "config", "check", good, "--store", "sqlite://"+missing); code != exitFailure || !strings.Contains(stderr, "does not exist") {
+		t.Errorf("a missing store: exit %d %s", code, stderr)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("config check created %s", missing)
+	}
 }

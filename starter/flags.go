@@ -27,6 +27,8 @@ type temporalFlags struct {
 	interceptors []interceptor.ClientInterceptor
 	// identity names the client in histories (serve's; the SDK's pid@host when empty).
 	identity string
+	// metrics receives the SDK's metrics (serve's replies, counted as the worker counts its own).
+	metrics client.MetricsHandler
 	// logger receives the SDK's log (serve runs workflows and attempts); discarded when nil.
 	logger *zap.Logger
 }
@@ -68,7 +70,7 @@ func (t *temporalFlags) clientOptions() (client.Options, error) {
 		logger = logging.SDK(t.logger)
 	}
 	return client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logger,
-		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors, Identity: t.identity}, nil
+		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors, Identity: t.identity, MetricsHandler: t.metrics}, nil
 }
 
 // dial connects, retrying until ctx ends so that a command run right after the server starts

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/live"
+	"github.com/batonhq/baton/node"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/workflows"
@@ -118,30 +118,30 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 	// the provider sends it.
 	var stream *live.Stream
 	if cfg != nil && !*asJSON {
-		st, err := openStore(ctx, *storeURL)
+		// The attempts run on the node a worker runs them on (store, limits, metrics).
+		n, err := node.Open(ctx, node.Options{Service: "baton", Store: *storeURL, StoreName: "--store / BATON_STORE",
+			Config: cfg, ConfigName: "--config / BATON_CONFIG", ConfigFile: *configPath, NoTracing: true})
 		if err != nil {
 			fmt.Fprintf(errOut, "baton reply: %v\n", err)
+			if node.IsUsage(err) {
+				return exitUsage
+			}
 			return exitFailure
 		}
-		defer st.Close()
-		acts, warn, err := replyActivities(st, activities.StaticConfig(cfg))
-		if err != nil {
-			fmt.Fprintf(errOut, "baton reply: %v\n", err)
-			return exitUsage
+		defer n.Close()
+		if n.Warning != nil {
+			fmt.Fprintf(errOut, "baton reply: %v (the default is used)\n", n.Warning)
 		}
-		if warn != nil {
-			fmt.Fprintf(errOut, "baton reply: %v (the default is used)\n", warn)
-		}
-		door, err := startLiveDoor(c, tf.TaskQueue, acts)
+		door, err := n.Door(c, tf.TaskQueue)
 		if err != nil {
 			fmt.Fprintf(errOut, "baton reply: %v\n", err)
 			return exitFailure
 		}
 		defer door.Stop()
-		key := newStreamKey()
-		stream = door.hub.Open(ctx, key)
+		key := live.NewKey()
+		stream = door.Hub.Open(ctx, key)
 		defer stream.Close()
-		req.StreamQueue, req.StreamKey = door.queue, key
+		req.StreamQueue, req.StreamKey = door.Queue, key
 	}
 	var res policy.ReplyResult
 	// A user's /model during the reply starts it over with the new selection (continue-as-new):

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -20,153 +16,122 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/health"
-	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/internal/logging"
-	"github.com/batonhq/baton/internal/tracing"
-	"github.com/batonhq/baton/internal/wire"
-	"github.com/batonhq/baton/policy"
-	"github.com/batonhq/baton/provider"
+	"github.com/batonhq/baton/node"
+	"github.com/batonhq/baton/serve"
 	"github.com/batonhq/baton/ui"
-	"github.com/batonhq/baton/workflows"
-	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-	"go.uber.org/zap"
 )
 
-// runServe is `baton serve`: OpenAI- and Anthropic-compatible endpoints in front of ReplyWorkflow.
+// runServe is `baton serve`: the front door (package serve) with its flags, and the workers it
+// runs replies on (package node, as baton-worker assembles them).
 func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var tf temporalFlags
 	tf.register(fs)
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on")
 	configPath := fs.String("config", os.Getenv("BATON_CONFIG"), "OpenClaw-shaped config, the workers' (reloaded on change; env BATON_CONFIG)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "the longest a request waits for its reply")
+	timeout := fs.Duration("timeout", serve.DefaultTimeout, "the longest a request waits for its reply")
 	storeURL := storeFlag(fs)
 	webUI := fs.String("web-ui", os.Getenv("BATON_WEB_UI"), "the Temporal Web UI's base URL, for the operator page's links (env BATON_WEB_UI)")
 	set, code, ok := parseFlags(fs, args, errOut)
 	if !ok {
 		return code
 	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(errOut, "baton serve: "+format+"\n", a...)
+		return code
+	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(errOut, "baton serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return fail(exitUsage, "unexpected argument %q", fs.Arg(0))
 	}
 	if err := tf.validate(set); err != nil {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
-		return exitUsage
+		return fail(exitUsage, "%v", err)
 	}
 	token := os.Getenv("BATON_SERVE_TOKEN")
 	if err := checkServeAuth(*listen, token); err != nil {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
-		return exitUsage
+		return fail(exitUsage, "%v", err)
 	}
 	// serve runs workflows and attempts too: it logs as baton-worker does.
 	logger, err := logging.New(cmp.Or(os.Getenv("LOG_LEVEL"), "info"), cmp.Or(os.Getenv("LOG_FORMAT"), "json"))
 	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: LOG_LEVEL / LOG_FORMAT: %v\n", err)
-		return exitUsage
+		return fail(exitUsage, "LOG_LEVEL / LOG_FORMAT: %v", err)
 	}
 	defer func() { _ = logger.Sync() }()
-	cfg, loaded, err := activities.LoadConfigFile(*configPath)
-	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: --config / BATON_CONFIG: %v\n", err)
-		return exitUsage
-	}
-	var inflight chan struct{}
+	opts := serve.Options{TaskQueue: tf.TaskQueue, Namespace: tf.Namespace, Token: token, Timeout: *timeout, Logger: logger, Identity: serveIdentity()}
 	if v := os.Getenv("BATON_SERVE_MAX_INFLIGHT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			fmt.Fprintf(errOut, "baton serve: BATON_SERVE_MAX_INFLIGHT: %q is not a positive number\n", v)
-			return exitUsage
+		if opts.MaxInflight, err = strconv.Atoi(v); err != nil || opts.MaxInflight < 1 {
+			return fail(exitUsage, "BATON_SERVE_MAX_INFLIGHT: %q is not a positive number", v)
 		}
-		inflight = make(chan struct{}, n)
 	}
-	maxBody := int64(DefaultMaxRequestBytes)
 	if v := os.Getenv("BATON_MAX_REQUEST_BYTES"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1024 {
-			fmt.Fprintf(errOut, "baton serve: BATON_MAX_REQUEST_BYTES: %q is not a number of bytes (at least 1024)\n", v)
+		if opts.MaxBody, err = strconv.ParseInt(v, 10, 64); err != nil || opts.MaxBody < 1024 {
+			return fail(exitUsage, "BATON_MAX_REQUEST_BYTES: %q is not a number of bytes (at least 1024)", v)
+		}
+	}
+	if opts.KeepAlive, err = serve.ParseKeepAlive(os.Getenv("BATON_SERVE_KEEPALIVE")); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	// The store with its keys, the config (reloaded on change), the limits, metrics and tracing
+	// (a reply is one trace from this request to each attempt): as baton-worker assembles them.
+	n, err := node.Open(ctx, node.Options{Service: "baton-serve", Store: *storeURL, StoreName: "--store / BATON_STORE",
+		ConfigFile: *configPath, ConfigName: "--config / BATON_CONFIG", Logger: logger})
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(errOut, "baton serve: %s\n", line)
+		}
+		if node.IsUsage(err) {
 			return exitUsage
 		}
-		maxBody = n
-	}
-	keepAlive, err := parseKeepAlive(os.Getenv("BATON_SERVE_KEEPALIVE"))
-	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
-		return exitUsage
-	}
-	// A reply is one trace from this request to each attempt (OTEL_EXPORTER_OTLP_ENDPOINT).
-	tracer, err := tracing.Setup(ctx, "baton-serve", os.LookupEnv)
-	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
-		return exitUsage
-	}
-	defer shutdownTracing(tracer)
-	tf.interceptors = tracer.ClientInterceptors()
-	tf.identity, tf.logger = serveIdentity(), logger
-	// Turns too large for a workflow input are kept in the store the worker reads.
-	st, err := openStore(ctx, *storeURL)
-	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
 		return exitFailure
 	}
-	defer st.Close()
-	acts, warn, err := replyActivities(st, nil)
-	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
-		return exitUsage
+	defer n.Close()
+	if n.Warning != nil {
+		fmt.Fprintf(errOut, "baton serve: %v (the default is used)\n", n.Warning)
 	}
-	if warn != nil {
-		fmt.Fprintf(errOut, "baton serve: %v (the default is used)\n", warn)
-	}
+	go n.Watch(ctx)
+	tf.identity, tf.logger = opts.Identity, logger
+	tf.interceptors, tf.metrics = n.Tracing.ClientInterceptors(), n.Metrics.SDK()
 	// A server that is not up yet is waited for (BATON_CONNECT_TIMEOUT), saying so.
 	c, err := tf.dialWaiting(ctx, func(msg string) { fmt.Fprintln(errOut, "baton serve: "+msg) })
 	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
-		return exitFailure
+		return fail(exitFailure, "%v", err)
 	}
 	defer c.Close()
-	// serve runs replies as baton-worker does, on the same config file (reloaded on change): its
-	// callers' attempts on a queue of its own (live deltas in memory), and the shared queue's
-	// workflow tasks and attempts, so that a reply it starts begins here without a trip through
-	// the server's matching (eager start; docs/DECISIONS.md: serve runs replies).
-	src := activities.StaticConfig(cfg)
-	go src.Watch(ctx, *configPath, loaded, 2*time.Second, activities.ReachableCheck(st), logger)
-	acts.Config, acts.Logger = src, logger
-	door, err := startLiveDoor(c, tf.TaskQueue, acts)
+	// serve runs replies as baton-worker does: its callers' attempts on a queue of its own (live
+	// deltas in memory), and the shared queue's workflow tasks and attempts, so that a reply it
+	// starts begins here without a trip through the server's matching (eager start;
+	// docs/DECISIONS.md: serve runs replies).
+	door, err := n.Door(c, tf.TaskQueue)
 	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
-		return exitFailure
+		return fail(exitFailure, "%v", err)
 	}
 	defer door.Stop()
-	acts.Streams = door.hub // an attempt of this process's caller that the shared worker runs here streams too
-	shared, err := startSharedWorker(c, tf.TaskQueue, acts)
-	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
-		return exitFailure
+	// An attempt of this process's caller that the shared worker runs here streams too.
+	shared := n.Worker(c, tf.TaskQueue, opts.Identity, 30*time.Second, door.Hub)
+	if err := shared.Start(); err != nil {
+		return fail(exitFailure, "starting the worker for the shared task queue %s: %v", tf.TaskQueue, err)
 	}
 	defer shared.Stop()
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
-		fmt.Fprintf(errOut, "baton serve: --listen %s: %v\n", *listen, err)
-		return exitFailure
+		return fail(exitFailure, "--listen %s: %v", *listen, err)
 	}
-	api := &server{client: c, taskQueue: tf.TaskQueue, namespace: tf.Namespace, logger: logger, token: token, config: src, timeout: *timeout,
-		content: st, maxBody: maxBody, live: door, inflight: inflight, keepAlive: keepAlive, hasProfile: func(ctx context.Context, provider string) bool {
-			providers, err := st.ProfileProviders(ctx)
-			return err != nil || providers[provider] // the store's trouble is not the request's mistake
-		}}
+	st := n.Store
+	opts.Client, opts.Config, opts.Content, opts.Streams, opts.StreamQueue = c, n.Config, st, door.Hub, door.Queue
+	opts.HasProfile = func(ctx context.Context, provider string) bool {
+		providers, err := st.ProfileProviders(ctx)
+		return err != nil || providers[provider] // the store's trouble is not the request's mistake
+	}
 	mux := http.NewServeMux()
 	// The operator page: the same token, as a bearer token or typed once into its sign-in form.
 	mux.Handle(ui.Prefix, ui.RequireToken(token, ui.New(ui.Options{Client: c, Namespace: tf.Namespace, Store: st,
-		Config: src.Get, WebUIURL: *webUI})))
+		Config: n.Config.Get, WebUIURL: *webUI})))
 	health.Mount(mux, health.Temporal(c), health.Check{Name: "store", Fn: st.Ping})
-	mux.Handle("/", api)
-	srv := &http.Server{Handler: tracer.Handler(mux, "baton serve"), ReadHeaderTimeout: 10 * time.Second}
+	// The replies this process runs are counted as baton-worker counts its own (same token as /v1).
+	mux.Handle("/metrics", serve.RequireToken(token, n.Metrics.Handler()))
+	mux.Handle("/", serve.New(opts))
+	srv := &http.Server{Handler: n.Tracing.Handler(mux, "baton serve"), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "baton serve: OpenAI- and Anthropic-compatible endpoints on http://%s/v1 (task queue %s); the operator page on http://%s/ui/\n",
 		l.Addr(), tf.TaskQueue, l.Addr())
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -178,8 +143,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		_ = srv.Shutdown(sctx)
 	}()
 	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(errOut, "baton serve: %v\n", err)
-		return exitFailure
+		return fail(exitFailure, "%v", err)
 	}
 	return 0
 }
@@ -199,544 +163,9 @@ func checkServeAuth(listen, token string) error {
 	return fmt.Errorf("--listen %s is not a loopback address: set BATON_SERVE_TOKEN, which clients then send as a bearer token", listen)
 }
 
-type server struct {
-	client    client.Client
-	taskQueue string
-	token     string
-	config    *activities.ConfigSource
-	timeout   time.Duration
-	// content keeps turns too large to travel in the workflow input (the store).
-	content workflows.ContentPutter
-	// maxBody is BATON_MAX_REQUEST_BYTES (0: DefaultMaxRequestBytes).
-	maxBody int64
-	// live runs the attempts of this server's callers (nil: the shared worker runs them all).
-	live *liveDoor
-	// hasProfile reports whether the store holds a profile of a provider (nil: not checked).
-	hasProfile func(ctx context.Context, provider string) bool
-	// inflight holds a slot per reply this server waits on (BATON_SERVE_MAX_INFLIGHT; nil: no bound).
-	inflight chan struct{}
-	// namespace is the Temporal namespace of the replies (cancelling a restarted one needs it).
-	namespace string
-	logger    *zap.Logger // nil: none
-	// keepAlive is how long a streamed caller goes without a byte before a keep-alive
-	// (BATON_SERVE_KEEPALIVE; 0: DefaultServeKeepAlive).
-	keepAlive time.Duration
-}
-
-// DefaultMaxRequestBytes bounds a request body unless BATON_MAX_REQUEST_BYTES says otherwise.
-const DefaultMaxRequestBytes = 32 << 20
-
-// door is one wire's front door: how it reads a request and writes an answer or an error.
-type door struct {
-	decode     func([]byte) (wire.Request, *wire.Error)
-	writeError func(http.ResponseWriter, *wire.Error)
-	answer     func(w http.ResponseWriter, r wire.Reply, req wire.Request)
-	// live begins a live stream in the wire.
-	live func(w io.Writer, flush func(), id, model string, created int64, req wire.Request) liveWriter
-	// keepAlive writes the wire's keep-alive (an SSE comment, Anthropic's ping).
-	keepAlive func(io.Writer) error
-}
-
-var (
-	openAIDoor = door{decode: wire.DecodeOpenAI, writeError: wire.WriteOpenAIError, answer: answerOpenAI, keepAlive: wire.OpenAIKeepAlive,
-		live: func(w io.Writer, flush func(), id, model string, created int64, req wire.Request) liveWriter {
-			return wire.NewOpenAIStream(w, flush, "chatcmpl-"+id, model, created, req.IncludeUsage)
-		}}
-	anthropicDoor = door{decode: wire.DecodeAnthropic, writeError: wire.WriteAnthropicError, answer: answerAnthropic, keepAlive: wire.AnthropicKeepAlive,
-		live: func(w io.Writer, flush func(), id, model string, _ int64, _ wire.Request) liveWriter {
-			return wire.NewAnthropicStream(w, flush, "msg_"+id, model, provider.Usage{})
-		}}
-)
-
-func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	d := openAIDoor
-	if r.URL.Path == "/v1/messages" {
-		d = anthropicDoor
-	}
-	if s.token != "" {
-		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if key := r.Header.Get("x-api-key"); key != "" && r.URL.Path == "/v1/messages" {
-			got = key // Anthropic's clients send the key as x-api-key
-		}
-		if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
-			d.writeError(w, &wire.Error{Status: http.StatusUnauthorized, Message: "missing or wrong token (BATON_SERVE_TOKEN, as a bearer token or x-api-key)",
-				Type: "authentication_error", Code: "invalid_api_key"})
-			return
-		}
-	}
-	switch {
-	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
-		s.models(w)
-	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
-		s.turn(w, r, openAIDoor)
-	case r.URL.Path == "/v1/messages" && r.Method == http.MethodPost:
-		s.turn(w, r, anthropicDoor)
-	case r.URL.Path == "/v1/models" || r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/v1/messages":
-		d.writeError(w, &wire.Error{Status: http.StatusMethodNotAllowed, Message: r.Method + " is not allowed here", Type: "invalid_request_error"})
-	default:
-		d.writeError(w, &wire.Error{Status: http.StatusNotFound, Type: "not_found_error",
-			Message: "unknown path " + r.URL.Path + " (POST /v1/chat/completions, POST /v1/messages, GET /v1/models)"})
-	}
-}
-
-func (s *server) models(w http.ResponseWriter) {
-	seen := map[string]bool{}
-	var data []map[string]any
-	add := func(id, owner string) {
-		if id != "" && !seen[id] {
-			seen[id] = true
-			data = append(data, map[string]any{"id": id, "object": "model", "created": 0, "owned_by": owner})
-		}
-	}
-	cfg := s.config.Get()
-	refs := append([]policy.ModelRef{cfg.Model.Primary}, cfg.Model.Fallbacks...)
-	for _, a := range cfg.Agents {
-		if a.Model != nil {
-			refs = append(append(refs, a.Model.Primary), a.Model.Fallbacks...)
-		}
-	}
-	for _, r := range refs {
-		if !r.IsZero() {
-			add(r.String(), r.Provider)
-		}
-	}
-	add("agent:main", "baton")
-	for _, a := range cfg.Agents {
-		add("agent:"+a.ID, "baton")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
-}
-
-// decodeRequest reads a caller's body in its wire and says which reply it asks for: the agent,
-// the session, the chain (a provider/model is a job primary with the configured fallbacks unless
-// fallbacks is given; agent:<id> is that agent's chain), and the turn.
-func decodeRequest(decode func([]byte) (wire.Request, *wire.Error), body []byte, session string) (policy.ReplyRequest, wire.Request, *wire.Error) {
-	wr, werr := decode(body)
-	if werr != nil {
-		return policy.ReplyRequest{}, wr, werr
-	}
-	req := policy.ReplyRequest{Agent: "main", Session: session}
-	if req.Session == "" {
-		req.Session = wr.Session
-	}
-	model := strings.TrimSpace(wr.Model)
-	if agent, ok := strings.CutPrefix(model, "agent:"); ok {
-		if agent == "" {
-			return req, wr, wire.BadRequest("model", "model: \"agent:\" names no agent")
-		}
-		req.Agent = agent
-		if wr.Fallbacks != nil {
-			return req, wr, wire.BadRequest("fallbacks", "fallbacks: goes with a provider/model, not an agent")
-		}
-		return req, wr, nil
-	}
-	ref, err := policy.ParseModelRef(model)
-	if err != nil {
-		return req, wr, wire.BadRequest("model", "model: %v (or \"agent:<id>\")", err)
-	}
-	cp := &policy.CronPayload{Model: ref}
-	if wr.Fallbacks != nil {
-		cp.HasFallbacks, cp.Fallbacks = true, []policy.ModelRef{}
-		for i, f := range *wr.Fallbacks {
-			fr, err := policy.ParseModelRef(f)
-			if err != nil {
-				return req, wr, wire.BadRequest(fmt.Sprintf("fallbacks[%d]", i), "fallbacks[%d]: %v", i, err)
-			}
-			cp.Fallbacks = append(cp.Fallbacks, fr)
-		}
-	}
-	req.Cron = cp
-	return req, wr, nil
-}
-
-// turn serves one model turn through a Reply workflow. Nothing starts until the whole request
-// has been read and checked.
-func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
-	limit := s.maxBody
-	if limit <= 0 {
-		limit = DefaultMaxRequestBytes
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		d.writeError(w, wire.BadRequest("", "reading the body: %v", err))
-		return
-	}
-	if int64(len(body)) > limit {
-		// 413, not a 400 that reads like bad JSON nor a 5xx that invites a retry.
-		d.writeError(w, &wire.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
-			Message: fmt.Sprintf("the request body is over the limit of %d bytes (BATON_MAX_REQUEST_BYTES)", limit)})
-		return
-	}
-	req, wr, werr := decodeRequest(d.decode, body, r.Header.Get("x-baton-session"))
-	if werr == nil {
-		werr = applyWait(r.Header, wr, &req) // the durable wait: body wait_for_cooldown or header
-	}
-	if werr != nil {
-		d.writeError(w, werr)
-		return
-	}
-	if _, ok := s.config.Get().Agent(req.Agent); !ok && req.Agent != "main" {
-		// An agent the config does not have is a mistake to name, not a chain of defaults.
-		d.writeError(w, wire.BadRequest("model", "model: agent %q is not in the config's agents.list", req.Agent))
-		return
-	}
-	if werr := s.reachable(r.Context(), req); werr != nil {
-		d.writeError(w, werr)
-		return
-	}
-	if s.inflight != nil {
-		select {
-		case s.inflight <- struct{}{}:
-			defer func() { <-s.inflight }()
-		default:
-			// Shed what cannot be started in time, rather than let the caller wait past its deadline.
-			d.writeError(w, &wire.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "server_busy", RetryAfter: 1,
-				Message: fmt.Sprintf("baton serve has %d replies in flight (BATON_SERVE_MAX_INFLIGHT): try again shortly", cap(s.inflight))})
-			return
-		}
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
-	defer cancel()
-	req, err = workflows.WithTurn(ctx, s.content, req, wr.Turn)
-	if err != nil {
-		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: err.Error(), Type: "server_error"})
-		return
-	}
-	// The caller's live stream: this process runs the reply's attempts, so deltas reach the caller
-	// in memory, and the caller's going away ends the call at once. A streamed answer's attempts
-	// go to this process's own queue (every delta must reach it); an unstreamed one's stay on the
-	// shared queue, where the reply started here eagerly hands them to this process's shared
-	// worker without a trip through matching (and another worker takes them if this one cannot).
-	var stream *live.Stream
-	// The stream ends with the request, unless serve's timeout leaves a durable wait running
-	// (detach): the end of this handler must not abort a reply that outlives its caller.
-	streamCtx, endStream := context.WithCancel(context.WithoutCancel(r.Context()))
-	detach := context.AfterFunc(r.Context(), endStream)
-	if s.live != nil {
-		key := newStreamKey()
-		if wr.Stream {
-			stream = s.live.hub.Open(streamCtx, key)
-			req.StreamQueue = s.live.queue
-		} else {
-			// Nothing reaches an unstreamed caller before the whole answer: a cut midway is
-			// not a partial answer it holds (streaming.midStream does not apply).
-			stream = s.live.hub.Watch(streamCtx, key)
-		}
-		defer stream.Close()
-		req.StreamKey = key
-	}
-	run, err := workflows.StartReply(ctx, s.client, s.taskQueue, req)
-	if err != nil {
-		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error"})
-		return
-	}
-	w.Header().Set("x-baton-workflow-id", run.GetID())
-	w.Header().Set("x-baton-run-id", run.GetRunID())
-	flush := func() {}
-	if f, ok := w.(http.Flusher); ok {
-		flush = f.Flush
-	}
-	sent := &countingWriter{ResponseWriter: w} // what the answer's stream wrote
-	// A streamed caller gets its headers now and a keep-alive whenever nothing else went out for
-	// a while, so that a proxy's idle timeout does not cut it (which would abort the reply)
-	// during a retry wait or a slow first token.
-	var keepAlive <-chan time.Time
-	var idle *time.Timer
-	if wr.Stream {
-		openStream(w, flush)
-		idle = time.NewTimer(s.keepAliveEvery())
-		defer idle.Stop()
-		keepAlive = idle.C
-	}
-	type outcome struct {
-		res    policy.ReplyResult
-		answer provider.Answer
-		err    error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		var o outcome
-		// Bounded by the caller, not by ctx: serve's own timeout is told apart below.
-		if o.err = run.Get(r.Context(), &o.res); o.err == nil {
-			o.answer, o.err = answerOf(o.res)
-		}
-		done <- o
-	}()
-	var ready <-chan struct{}
-	if stream != nil && wr.Stream {
-		ready = stream.Ready()
-	}
-	var out *liveOut // the answer's stream in the caller's wire, begun at the first delta
-	fail := func(e *wire.Error) {
-		switch {
-		case out != nil:
-			// Part of an answer went out: the stream ends with an explicit error, never a
-			// terminator after a partial answer.
-			out.w.Error(e)
-		case wr.Stream:
-			// The headers went out before the outcome was known: the wire's error event
-			// carries what the status response would have.
-			d.live(w, flush, run.GetRunID(), wr.Model, time.Now().Unix(), wr).Error(e)
-		default:
-			d.writeError(w, e)
-		}
-	}
-	for {
-		select {
-		case <-ready:
-			if deltas := stream.Take(); len(deltas) > 0 {
-				before := sent.n
-				out = s.forward(sent, d, wr, run.GetRunID(), out, deltas, flush)
-				if sent.n != before {
-					idle.Reset(s.keepAliveEvery())
-				}
-			}
-		case <-keepAlive:
-			_ = d.keepAlive(w) // a caller gone is heard of through its context
-			flush()
-			idle.Reset(s.keepAliveEvery())
-		case o := <-done:
-			if r.Context().Err() != nil {
-				s.abort(run)
-				return
-			}
-			if stream != nil && wr.Stream {
-				out = s.forward(sent, d, wr, run.GetRunID(), out, stream.Take(), flush)
-			}
-			if o.err != nil {
-				fail(replyError(o.err, time.Now()))
-				return
-			}
-			res := o.res
-			attemptHeaders(w.Header(), res)
-			reply := wire.Reply{ID: run.GetRunID(), Model: res.Served.Provider + "/" + res.Served.Model, Created: time.Now().Unix(), Answer: o.answer}
-			if out == nil {
-				// A session's turns share the workflow ID (its lane): the run names the answer.
-				d.answer(w, reply, wr)
-				return
-			}
-			out.finish(reply.Answer, reply.Model)
-			return
-		case <-ctx.Done():
-			if r.Context().Err() != nil {
-				s.abort(run)
-				return
-			}
-			// serve's own --timeout ended the wait, not the reply.
-			if stream != nil && wr.Stream {
-				out = s.forward(sent, d, wr, run.GetRunID(), out, stream.Take(), flush)
-			}
-			e, follow := s.gaveUp(run, req.WaitForCooldown)
-			if follow {
-				detach()
-			}
-			fail(e)
-			return
-		}
-	}
-}
-
-// reachable refuses a model whose provider has neither a models.providers entry nor a stored
-// profile: a mistake to name now, not an outage to discover.
-func (s *server) reachable(ctx context.Context, req policy.ReplyRequest) *wire.Error {
-	if s.hasProfile == nil || req.Cron == nil {
-		return nil
-	}
-	cfg := s.config.Get()
-	refs := map[string]policy.ModelRef{"model": req.Cron.Model}
-	for i, f := range req.Cron.Fallbacks {
-		refs[fmt.Sprintf("fallbacks[%d]", i)] = f
-	}
-	for param, ref := range refs {
-		if _, ok := cfg.Providers[ref.Provider]; ok || ref.IsZero() || s.hasProfile(ctx, ref.Provider) {
-			continue
-		}
-		return wire.BadRequest(param, "%s: %s: provider %q has no models.providers entry and no stored profile", param, ref, ref.Provider)
-	}
-	return nil
-}
-
-// abort cancels a reply whose caller went away: the provider connection closes (the attempt runs
-// here, on the caller's context), the fallback written for it is rolled back, nothing else is tried.
-func (s *server) abort(run client.WorkflowRun) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if s.client.CancelWorkflow(ctx, run.GetID(), run.GetRunID()) == nil {
-		return
-	}
-	// The run that started is over: a /model restart continued it as new. Its chain's current
-	// run is cancelled, and only while it is this reply's (a session's later turn shares the ID).
-	_, err := s.client.WorkflowService().RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{
-		Namespace: cmp.Or(s.namespace, "default"), WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: run.GetID()},
-		FirstExecutionRunId: run.GetRunID(), Identity: serveIdentity(), Reason: "the caller went away"})
-	if err != nil && s.logger != nil {
-		s.logger.Warn("cancelling an abandoned reply failed", zap.String("workflow", run.GetID()), zap.Error(err))
-	}
-}
-
-// attemptHeaders names how many attempts the reply made, why it failed over and the candidate that
-// finished the answer (as trailers on a live stream, whose headers went out before the reply ended).
-func attemptHeaders(h http.Header, res policy.ReplyResult) {
-	attempts := res.Attempts
-	if res.Served.Provider != "" {
-		h.Set("x-baton-model", res.Served.Provider+"/"+res.Served.Model)
-	}
-	h.Set("x-baton-attempts", strconv.Itoa(len(attempts)))
-	for _, a := range attempts {
-		if a.Result == policy.ResultFailed || a.Result == policy.ResultSkipped {
-			h.Set("x-baton-fallback-reason", string(policy.LastReason(attempts)))
-			return
-		}
-	}
-}
-
-// liveOut is a caller's live stream and what has gone out on it.
-type liveOut struct {
-	w         liveWriter
-	text      strings.Builder
-	toolCalls int
-}
-
-// liveWriter is a wire's stream writer (wire.OpenAIStream, wire.AnthropicStream).
-type liveWriter interface {
-	wire.Stream
-	Err() error
-}
-
-// forward writes deltas to the caller's stream (whose headers went out with the reply's start),
-// beginning the wire's events at the first one: they name the candidate that sent it.
-func (s *server) forward(w http.ResponseWriter, d door, wr wire.Request, runID string, out *liveOut, deltas []live.Delta, flush func()) *liveOut {
-	for _, delta := range deltas {
-		if out == nil {
-			out = &liveOut{w: d.live(w, flush, runID, delta.Model, time.Now().Unix(), wr)}
-		}
-		if m, ok := out.w.(interface{ SetModel(string) }); ok {
-			m.SetModel(delta.Model) // each chunk names the candidate it came from
-		}
-		switch {
-		case delta.Text != "":
-			out.w.Text(delta.Text)
-			out.text.WriteString(delta.Text)
-		case delta.Reasoning != "":
-			// OpenAI's wire takes reasoning text as it comes; Anthropic's a whole block (below).
-			if r, ok := out.w.(interface{ Reasoning(string) }); ok {
-				r.Reasoning(delta.Reasoning)
-			}
-		case delta.ReasoningPart != nil:
-			if r, ok := out.w.(interface {
-				Thinking(string)
-				Signature(string)
-				RedactedThinking(string)
-			}); ok {
-				if p := delta.ReasoningPart; p.Redacted != "" {
-					r.RedactedThinking(p.Redacted)
-				} else {
-					r.Thinking(p.Text)
-					r.Signature(p.Signature)
-				}
-			}
-		case delta.ToolCall != nil:
-			out.w.ToolCall(out.toolCalls, delta.ToolCall.ID, delta.ToolCall.Name)
-			out.w.ToolArgs(out.toolCalls, delta.ToolCall.Arguments)
-			out.toolCalls++
-		}
-	}
-	return out
-}
-
-// finish sends what of the answer has not gone out live (an attempt that ran on the shared
-// worker sends no deltas), then the wire's end, naming the candidate that finished it.
-func (o *liveOut) finish(a provider.Answer, model string) {
-	if m, ok := o.w.(interface{ SetModel(string) }); ok {
-		m.SetModel(model)
-	}
-	if rest, ok := strings.CutPrefix(a.Text, o.text.String()); ok && rest != "" {
-		o.w.Text(rest)
-	}
-	for i := o.toolCalls; i < len(a.ToolCalls); i++ {
-		o.w.ToolCall(i, a.ToolCalls[i].ID, a.ToolCalls[i].Name)
-		o.w.ToolArgs(i, a.ToolCalls[i].Arguments)
-	}
-	o.w.Finish(a.FinishReason, a.Usage)
-}
-
-// answerOf is a reply's answer in the turn model (its tool calls and reasoning travel as JSON the
-// workflow does not read).
-func answerOf(res policy.ReplyResult) (provider.Answer, error) {
-	calls, reasoning, err := provider.DecodeAnswerContent(res.ToolCalls, res.Reasoning)
-	if err != nil {
-		return provider.Answer{}, fmt.Errorf("the reply's answer: %w", err)
-	}
-	return provider.Answer{Text: res.Text, ToolCalls: calls, Reasoning: reasoning, FinishReason: res.FinishReason,
-		Usage: provider.Usage{Input: res.Input, Output: res.Output, CachedInput: res.CachedInput}}, nil
-}
-
-// An answer sent whole: unstreamed, or streamed but not live (its attempts ran on the shared
-// worker, or serve has no door), whose headers then went out at the reply's start.
-func answerOpenAI(w http.ResponseWriter, r wire.Reply, req wire.Request) {
-	r.ID = "chatcmpl-" + r.ID
-	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(wire.OpenAIResponse(r))
-		return
-	}
-	startSSE(w)
-	var buf bytes.Buffer
-	wire.StreamAnswer(wire.NewOpenAIStream(&buf, func() {}, r.ID, r.Model, r.Created, req.IncludeUsage), r.Answer)
-	_, _ = w.Write(buf.Bytes())
-}
-
-func answerAnthropic(w http.ResponseWriter, r wire.Reply, req wire.Request) {
-	r.ID = "msg_" + r.ID
-	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(wire.AnthropicResponse(r))
-		return
-	}
-	startSSE(w)
-	var buf bytes.Buffer
-	wire.StreamAnswer(wire.NewAnthropicStream(&buf, func() {}, r.ID, r.Model, r.Answer.Usage), r.Answer)
-	_, _ = w.Write(buf.Bytes())
-}
-
-func startSSE(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-}
-
-// replyError maps a failed reply to an OpenAI-shaped error: 429 with Retry-After when every
-// candidate was rate-limited, 400 for a prompt that does not fit, 502 otherwise.
-func replyError(err error, now time.Time) *wire.Error {
-	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) {
-		if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "deadline exceeded") {
-			return &wire.Error{Status: http.StatusGatewayTimeout, Message: "no answer in time: " + err.Error(), Type: "server_error"}
-		}
-		return &wire.Error{Status: http.StatusBadGateway, Message: err.Error(), Type: "server_error"}
-	}
-	switch appErr.Type() {
-	case policy.ErrContextOverflow:
-		return &wire.Error{Status: http.StatusBadRequest, Message: appErr.Message(), Type: "invalid_request_error", Code: "context_length_exceeded"}
-	case policy.ErrFormat, "BadRequest":
-		return &wire.Error{Status: http.StatusBadRequest, Message: appErr.Message(), Type: "invalid_request_error"}
-	case policy.ErrFallbackSummary:
-		var ex policy.Exhaustion
-		_ = appErr.Details(&ex)
-		allRate := len(ex.Attempts) > 0
-		for _, a := range ex.Attempts {
-			if (a.Result == policy.ResultFailed || a.Result == policy.ResultSkipped) && a.Reason != policy.ReasonRateLimit {
-				allRate = false
-			}
-		}
-		if allRate {
-			e := &wire.Error{Status: http.StatusTooManyRequests, Message: appErr.Message(), Type: "rate_limit_error", Code: "rate_limit_exceeded"}
-			if ex.SoonestCooldownExpiry != nil {
-				e.RetryAfter = max(1, int(math.Ceil(ex.SoonestCooldownExpiry.Sub(now).Seconds())))
-			}
-			return e
-		}
-		return &wire.Error{Status: http.StatusBadGateway, Message: appErr.Message(), Type: "server_error", Code: string(ex.Reason)}
-	}
-	return &wire.Error{Status: http.StatusBadGateway, Message: appErr.Message(), Type: "server_error", Code: appErr.Type()}
+// serveIdentity names serve's client and workers in histories: an eagerly started workflow
+// task is recorded as started by the client that started the reply.
+func serveIdentity() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("serve/%d@%s", os.Getpid(), host)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/serve"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -139,10 +140,10 @@ func TestServeTracesAReplyAndAnswersHealthAndTheDurableWait(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	if resp, b := post(waitHeader, "soon"); resp.StatusCode != http.StatusBadRequest || !strings.Contains(b, waitHeader) {
-		t.Errorf("a bad %s: %d %s", waitHeader, resp.StatusCode, b)
+	if resp, b := post(serve.WaitHeader, "soon"); resp.StatusCode != http.StatusBadRequest || !strings.Contains(b, serve.WaitHeader) {
+		t.Errorf("a bad %s: %d %s", serve.WaitHeader, resp.StatusCode, b)
 	}
-	resp, b := post(waitHeader, "10m")
+	resp, b := post(serve.WaitHeader, "10m")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(b, "traced") {
 		t.Fatalf("reply: %d %s", resp.StatusCode, b)
 	}
@@ -222,12 +223,14 @@ func get(t *testing.T, url string) (int, string) {
 // An unstreamed caller holds nothing before the whole answer: a primary cut midway is a plain
 // failover to a fresh answer, even under streaming.midStream "error" (which is for a caller
 // holding part of an answer). serve runs the reply alone here, attempts included.
+// serve's own workers count the replies they run on its /metrics, as baton-worker's do.
 func TestAnUnstreamedCallerGetsAFreshFailoverForACutAnswer(t *testing.T) {
+	three := 3
 	const config = `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}, streaming: {midStream: "error"}}`
 	w := testsuite.NewWorld(t, config,
 		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-quiet-a"},
 			{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-quiet-b"}},
-		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{cut()}},
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "The quick brown fox jumps over the lazy dog.", CutAfterChunks: &three}}},
 			{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "a fresh answer."}}}})
 	cfgFile := filepath.Join(t.TempDir(), "baton.json5")
 	if err := os.WriteFile(cfgFile, []byte(strings.TrimSuffix(config, "}")+`, models: `+lab.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
@@ -252,7 +255,7 @@ func TestAnUnstreamedCallerGetsAFreshFailoverForACutAnswer(t *testing.T) {
 			t.Fatalf("serve not ready: %s", serveErr.String())
 		}
 	}
-	resp, body := post(t, base+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"x"}]}`, nil)
+	resp, body := testsuite.Post(t, base+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"x"}]}`, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"content":"a fresh answer."`) || resp.Header.Get("x-baton-attempts") != "2" {
 		t.Errorf("%d %s (attempts %s)", resp.StatusCode, body, resp.Header.Get("x-baton-attempts"))
 	}
@@ -262,4 +265,21 @@ func TestAnUnstreamedCallerGetsAFreshFailoverForACutAnswer(t *testing.T) {
 	if n := len(sent.Messages); n == 0 || sent.Messages[n-1].Role != "user" {
 		t.Errorf("the fallback was asked to continue a cut answer nobody held: %s", calls[len(calls)-1].Body)
 	}
+	_, metrics := get(t, base+"/metrics")
+	for _, want := range []string{`provider="openai",reason="timeout",result="failed"`, `provider="anthropic",reason="",result="succeeded"`, "baton_fallbacks_total"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("serve's /metrics lacks %s:\n%s", want, grepLines(metrics, "baton_"))
+		}
+	}
+}
+
+// grepLines is the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -1,184 +1,22 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/activities"
-	"github.com/batonhq/baton/internal/wire"
 	"github.com/batonhq/baton/lab/fakeprovider"
+	"github.com/batonhq/baton/node"
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/serve"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/workflows"
 )
-
-func serveWorld(t *testing.T, rules []fakeprovider.Rule) *httptest.Server {
-	t.Helper()
-	w := testsuite.NewWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}, list: [{id: "main"}, {id: "ops", model: "anthropic/claude"}]}}`,
-		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-srv-a"},
-			{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-srv-b"}}, rules)
-	srv := testsuite.SharedServer(t)
-	tq := testsuite.TaskQueue(t)
-	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute})
-	t.Cleanup(h.Close)
-	return h
-}
-
-func post(t *testing.T, url, body string, headers map[string]string) (*http.Response, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp, string(data)
-}
-
-// The request shapes of the OpenAI Python and Go clients.
-const (
-	pythonShape = `{"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hi"}],"model":"openai/gpt-5","stream":false}`
-	goShape     = `{"messages":[{"content":"Say hi","role":"user"}],"model":"openai/gpt-5","stream":true,"stream_options":{"include_usage":true}}`
-)
-
-func TestServeAnswersLikeOpenAIAndNamesTheModelThatAnswered(t *testing.T) {
-	h := serveWorld(t, []fakeprovider.Rule{
-		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}}},
-		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "hi from claude", Usage: &fakeprovider.Usage{Input: 7, Output: 3}}}},
-	})
-	resp, body := post(t, h.URL+"/v1/chat/completions", pythonShape, map[string]string{"x-baton-session": "web-1"})
-	if resp.StatusCode != 200 {
-		t.Fatalf("%d %s", resp.StatusCode, body)
-	}
-	var out struct {
-		Model   string
-		Choices []struct {
-			Message struct{ Role, Content string }
-		}
-		Usage struct{ PromptTokens, CompletionTokens int } `json:"usage"`
-	}
-	if err := json.Unmarshal([]byte(body), &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.Model != "anthropic/claude" || out.Choices[0].Message.Content != "hi from claude" {
-		t.Errorf("%s", body)
-	}
-	if resp.Header.Get("x-baton-workflow-id") == "" || resp.Header.Get("x-baton-fallback-reason") != "overloaded" || resp.Header.Get("x-baton-attempts") != "2" {
-		t.Errorf("headers %v", resp.Header)
-	}
-
-	// Streaming: complete SSE chunks in OpenAI's format, usage, then [DONE].
-	resp, body = post(t, h.URL+"/v1/chat/completions", goShape, nil)
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("%d %s", resp.StatusCode, body)
-	}
-	var text strings.Builder
-	sawUsage, done := false, false
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		if data == "[DONE]" {
-			done = true
-			continue
-		}
-		var c struct {
-			Model   string
-			Choices []struct{ Delta struct{ Content string } }
-			Usage   *struct{ CompletionTokens int } `json:"usage"`
-		}
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			t.Fatalf("chunk %q: %v", data, err)
-		}
-		for _, ch := range c.Choices {
-			text.WriteString(ch.Delta.Content)
-		}
-		sawUsage = sawUsage || c.Usage != nil
-	}
-	if text.String() != "hi from claude" || !sawUsage || !done {
-		t.Errorf("stream: text %q usage %v done %v\n%s", text.String(), sawUsage, done, body)
-	}
-
-	// An agent id; GET /v1/models lists models and agents.
-	if resp, body = post(t, h.URL+"/v1/chat/completions", `{"model":"agent:ops","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`, nil); resp.StatusCode != 200 ||
-		!strings.Contains(body, `"model":"anthropic/claude"`) {
-		t.Errorf("agent:ops: %d %s", resp.StatusCode, body)
-	}
-	r, err := http.Get(h.URL + "/v1/models")
-	if err != nil {
-		t.Fatal(err)
-	}
-	models, _ := io.ReadAll(r.Body)
-	r.Body.Close()
-	for _, id := range []string{`"openai/gpt-5"`, `"anthropic/claude"`, `"agent:ops"`} {
-		if !strings.Contains(string(models), id) {
-			t.Errorf("models lack %s: %s", id, models)
-		}
-	}
-}
-
-func TestServeFailsWithOpenAIShapedErrors(t *testing.T) {
-	h := serveWorld(t, []fakeprovider.Rule{
-		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Status: 429, Headers: map[string]string{"retry-after": "0"},
-			Body: `{"error":{"message":"Rate limit reached","type":"requests"}}`}}},
-	})
-	// fallbacks: [] makes the request strict: every candidate rate-limited → 429 with Retry-After.
-	resp, body := post(t, h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":[],"messages":[{"role":"user","content":"hi"}]}`, nil)
-	ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-	if resp.StatusCode != 429 || ra < 1 || ra > 60 || !strings.Contains(body, `"type":"rate_limit_error"`) || strings.Contains(body, "data:") {
-		t.Errorf("%d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
-	}
-	// Streamed, the headers went out as the reply started: the same error is the stream's error
-	// event, the Retry-After in its message, and no [DONE].
-	resp, body = post(t, h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":[],"messages":[{"role":"user","content":"hi"}],"stream":true}`, nil)
-	var e struct {
-		Error struct{ Message, Type, Code string }
-	}
-	data, _ := strings.CutPrefix(strings.TrimSpace(body), "data: ")
-	if err := json.Unmarshal([]byte(data), &e); err != nil || resp.StatusCode != 200 || e.Error.Type != "rate_limit_error" || e.Error.Code != "rate_limit_exceeded" ||
-		!strings.Contains(e.Error.Message, "(retry after ") || strings.Contains(body, "[DONE]") {
-		t.Errorf("streamed: %d %v %s", resp.StatusCode, err, body)
-	}
-	cases := []struct{ body, param string }{
-		{`{"model":"openai/gpt-5","messages":`, ""},
-		{`{"messages":[{"role":"user","content":"hi"}]}`, "model"},
-		{`{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}`, "model"},
-		{`{"model":"openai/gpt-5","messages":[]}`, "messages"},
-		{`{"model":"openai/gpt-5","messages":[{"role":"robot","content":"hi"}]}`, "messages[0].role"},
-		{`{"model":"openai/gpt-5","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, "messages[0].content[0].image_url"},
-		{`{"model":"openai/gpt-5","fallbacks":["nope"],"messages":[{"role":"user","content":"hi"}]}`, "fallbacks[0]"},
-		{`{"model":"openai/gpt-5","stream":"yes","messages":[{"role":"user","content":"hi"}]}`, "stream"},
-	}
-	for _, c := range cases {
-		resp, body := post(t, h.URL+"/v1/chat/completions", c.body, nil)
-		var e struct {
-			Error struct {
-				Param any
-				Type  string
-			}
-		}
-		_ = json.Unmarshal([]byte(body), &e)
-		param, _ := e.Error.Param.(string)
-		if resp.StatusCode != 400 || e.Error.Type != "invalid_request_error" || param != c.param {
-			t.Errorf("%s: %d %s (want 400 naming %q)", c.body, resp.StatusCode, body, c.param)
-		}
-	}
-}
 
 func TestServeNeedsATokenOffLoopback(t *testing.T) {
 	for listen, wantErr := range map[string]bool{"127.0.0.1:8080": false, "localhost:8080": false, "[::1]:8080": false, "0.0.0.0:8080": true, "10.0.0.5:80": true} {
@@ -189,27 +27,97 @@ func TestServeNeedsATokenOffLoopback(t *testing.T) {
 	if err := checkServeAuth("0.0.0.0:8080", "s3cret"); err != nil {
 		t.Error(err)
 	}
-	h := httptest.NewServer(&server{token: "s3cret", config: activities.StaticConfig(policy.DefaultConfig())})
-	defer h.Close()
-	if resp, _ := post(t, h.URL+"/v1/chat/completions", pythonShape, nil); resp.StatusCode != 401 {
-		t.Errorf("no token: %d", resp.StatusCode)
-	}
-	if resp, _ := post(t, h.URL+"/v1/chat/completions", pythonShape, map[string]string{"Authorization": "Bearer wrong"}); resp.StatusCode != 401 {
-		t.Errorf("wrong token: %d", resp.StatusCode)
+}
+
+func TestServeRefusesABadKeepAliveAtStart(t *testing.T) {
+	t.Setenv("BATON_SERVE_KEEPALIVE", "soon")
+	var errOut strings.Builder
+	if code := runServe(context.Background(), []string{"--config", ""}, io.Discard, &errOut); code != exitUsage ||
+		!strings.Contains(errOut.String(), `BATON_SERVE_KEEPALIVE: "soon" is not a positive duration`) {
+		t.Errorf("exit %d: %s", code, errOut.String())
 	}
 }
 
-func FuzzDecodeChat(f *testing.F) {
-	f.Add([]byte(`{"model":"anthropic/claude","max_tokens":5,"system":"s","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`))
-	f.Add([]byte(pythonShape))
-	f.Add([]byte(goShape))
-	f.Add([]byte(`{"model":"agent:x","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"fallbacks":null}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, decode := range []func([]byte) (wire.Request, *wire.Error){wire.DecodeOpenAI, wire.DecodeAnthropic} {
-			req, wr, werr := decodeRequest(decode, body, "")
-			if werr == nil && (len(wr.Turn.Messages) == 0 || req.Agent == "") {
-				t.Fatalf("accepted without messages or agent: %s", body)
-			}
+// serveWithDoor serves w as `baton serve` does (the shared queue's worker, and a door for its
+// callers' attempts); it returns the server's URL and the shared queue.
+func serveWithDoor(t *testing.T, w *testsuite.World) (url, taskQueue string) {
+	t.Helper()
+	srv := testsuite.SharedServer(t)
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
+	n := &node.Node{Store: w.Store, Config: w.Config, Limits: w.Acts.Limits}
+	door, err := n.Door(srv.Client(), tq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(door.Stop)
+	h := httptest.NewServer(serve.New(serve.Options{Client: srv.Client(), TaskQueue: tq, Config: w.Config, Content: w.Store,
+		Streams: door.Hub, StreamQueue: door.Queue}))
+	t.Cleanup(h.Close)
+	return h.URL, tq
+}
+
+func TestAModelSwitchDuringAReplyFromServeRestartsWithTheUsersChoice(t *testing.T) {
+	w := testsuite.NewWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}}`,
+		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-switch-a"}}, []fakeprovider.Rule{
+			{Match: fakeprovider.Match{Provider: "openai", Model: "gpt-5"}, Respond: []fakeprovider.Response{{DelayMs: 1500, Status: 500, Body: `{"error":{"message":"boom"}}`}}},
+			{Match: fakeprovider.Match{Provider: "openai", Model: "gpt-5-mini"}, Respond: []fakeprovider.Response{{Text: "from the user's choice"}}},
+		})
+	srv := testsuite.SharedServer(t)
+	url, tq := serveWithDoor(t, w)
+	done := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"agent:main","user":"sw","messages":[{"role":"user","content":"x"}]}`))
+		if err != nil {
+			done <- err.Error()
+			return
 		}
-	})
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		done <- string(body)
+	}()
+	for deadline := time.Now().Add(20 * time.Second); len(w.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no provider call")
+		}
+	}
+	code, _, stderr := baton(t, "session", "model", "sw", "openai/gpt-5-mini", "--store", w.StoreURL, "--address", srv.HostPort(),
+		"--task-queue", tq)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	body := <-done
+	if !strings.Contains(body, "from the user's choice") || !strings.Contains(body, `"model":"openai/gpt-5-mini"`) {
+		t.Errorf("serve answered %s", body)
+	}
+}
+
+// `baton reply cancel ID` aborts a reply whose attempt runs on the shared worker: the attempt
+// hears of it on its next heartbeat and closes the provider connection within a second.
+func TestReplyCancelAbortsAReplyOnTheSharedWorker(t *testing.T) {
+	w := testsuite.NewWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}}`, []store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-cancel-a"},
+		{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-cancel-b"}},
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{DelayMs: 30000, Text: "too late"}}}})
+	srv := testsuite.SharedServer(t)
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
+	run, err := srv.Client().ExecuteWorkflow(context.Background(), workflows.ReplyStartOptions("", tq, "main", ""), workflows.ReplyWorkflowName,
+		policy.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(w.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no provider call")
+		}
+	}
+	cancelled := time.Now()
+	if code, out, stderr := baton(t, "reply", "cancel", run.GetID(), "--address", srv.HostPort(), "--task-queue", tq); code != 0 || !strings.Contains(out, "cancelled") {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	err = run.Get(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), policy.ErrAborted) {
+		t.Errorf("the reply ended with %v, want AbortedError", err)
+	}
+	testsuite.ClosedAndAlone(t, w.Fake, cancelled, "the cancel")
 }

@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/env"
+	"github.com/batonhq/baton/node"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 )
@@ -36,25 +36,12 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 	if err := env.ValidateStore(url); err != nil {
 		return nil, fmt.Errorf("--store / BATON_STORE: %w", err)
 	}
-	// Turn content is sealed with the payload key, as the worker seals it.
-	var contentKey []byte
-	if k := os.Getenv(codec.EnvKey); k != "" {
-		key, err := codec.ParseKey(k)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", codec.EnvKey, err)
-		}
-		contentKey = key
+	// Turn content and credential secrets are sealed with the keys the worker seals them with.
+	keys, err := node.Keys(os.LookupEnv)
+	if err != nil {
+		return nil, err
 	}
-	// Credential secrets are sealed at rest with BATON_SECRET_KEY, as the worker seals them.
-	var secretKey []byte
-	if k := os.Getenv(store.SecretKeyEnv); k != "" {
-		key, err := codec.ParseKey(k)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", store.SecretKeyEnv, err)
-		}
-		secretKey = key
-	}
-	return store.Open(ctx, url, store.Options{ContentKey: contentKey, SecretKey: secretKey})
+	return store.Open(ctx, url, keys)
 }
 
 // openStoreToRead opens a store that a command only reads: one that does not exist is said, not

@@ -130,7 +130,13 @@ func (s *Store) seal(ref string, data []byte) ([]byte, error) {
 	if !strings.HasPrefix(ref, RefHMAC) {
 		return data, nil
 	}
-	k := s.content
+	return s.content.sealRow(ref, data)
+}
+
+// sealRow seals data with the row's header and name as additional data, so that a row copied
+// under another name does not open. Content rows are named by their ref; the reply log's and
+// stored responses' rows by names of their own (replylog.go), which never look like a ref.
+func (k *contentKey) sealRow(name string, data []byte) ([]byte, error) {
 	n := k.aead.NonceSize()
 	row := make([]byte, sealHeader+n, sealHeader+n+len(data)+k.aead.Overhead())
 	row[0] = sealVersion
@@ -138,11 +144,11 @@ func (s *Store) seal(ref string, data []byte) ([]byte, error) {
 	if _, err := rand.Read(row[sealHeader:]); err != nil {
 		return nil, err
 	}
-	return k.aead.Seal(row, row[sealHeader:], data, sealAD(row[:sealHeader], ref)), nil
+	return k.aead.Seal(row, row[sealHeader:], data, sealAD(row[:sealHeader], name)), nil
 }
 
-func sealAD(header []byte, ref string) []byte {
-	return append(append([]byte(nil), header...), ref...)
+func sealAD(header []byte, name string) []byte {
+	return append(append([]byte(nil), header...), name...)
 }
 
 // GetContent returns the content a ref names, checked against the ref. Content that is gone is
@@ -177,26 +183,9 @@ func (s *Store) GetContent(ctx context.Context, ref string) ([]byte, error) {
 // open unseals the row of an hmac ref.
 func (s *Store) open(ref string, sum, row []byte) ([]byte, error) {
 	k := s.content
-	if len(row) < sealHeader {
-		return nil, fmt.Errorf("content %s is %w: %d bytes, shorter than a sealed header", ref, ErrContentCorrupt, len(row))
-	}
-	if row[0] != sealVersion {
-		return nil, fmt.Errorf("content %s is %w: unknown seal version %d", ref, ErrContentCorrupt, row[0])
-	}
-	id := row[1:sealHeader]
-	if k == nil {
-		return nil, fmt.Errorf("content %s is %w (sealed with key %x)", ref, ErrContentEncrypted, id)
-	}
-	if !hmac.Equal(id, k.id[:]) {
-		return nil, fmt.Errorf("content %s is %w: sealed with key %x, BATON_PAYLOAD_KEY is key %x", ref, ErrContentWrongKey, id, k.id)
-	}
-	n := k.aead.NonceSize()
-	if len(row) < sealHeader+n+k.aead.Overhead() {
-		return nil, fmt.Errorf("content %s is %w: %d bytes, shorter than a sealed row", ref, ErrContentCorrupt, len(row))
-	}
-	plain, err := k.aead.Open(nil, row[sealHeader:sealHeader+n], row[sealHeader+n:], sealAD(row[:sealHeader], ref))
+	plain, err := k.openRow("content "+ref, ref, row)
 	if err != nil {
-		return nil, fmt.Errorf("content %s is %w: it does not decrypt", ref, ErrContentCorrupt)
+		return nil, err
 	}
 	m := hmac.New(sha256.New, k.ref)
 	m.Write(plain)
@@ -206,6 +195,33 @@ func (s *Store) open(ref string, sum, row []byte) ([]byte, error) {
 	}
 	if plain == nil {
 		plain = []byte{}
+	}
+	return plain, nil
+}
+
+// openRow opens a row sealRow sealed under name; what names the row in errors. A nil key (no
+// BATON_PAYLOAD_KEY) is ErrContentEncrypted.
+func (k *contentKey) openRow(what, name string, row []byte) ([]byte, error) {
+	if len(row) < sealHeader {
+		return nil, fmt.Errorf("%s is %w: %d bytes, shorter than a sealed header", what, ErrContentCorrupt, len(row))
+	}
+	if row[0] != sealVersion {
+		return nil, fmt.Errorf("%s is %w: unknown seal version %d", what, ErrContentCorrupt, row[0])
+	}
+	id := row[1:sealHeader]
+	if k == nil {
+		return nil, fmt.Errorf("%s is %w (sealed with key %x)", what, ErrContentEncrypted, id)
+	}
+	if !hmac.Equal(id, k.id[:]) {
+		return nil, fmt.Errorf("%s is %w: sealed with key %x, BATON_PAYLOAD_KEY is key %x", what, ErrContentWrongKey, id, k.id)
+	}
+	n := k.aead.NonceSize()
+	if len(row) < sealHeader+n+k.aead.Overhead() {
+		return nil, fmt.Errorf("%s is %w: %d bytes, shorter than a sealed row", what, ErrContentCorrupt, len(row))
+	}
+	plain, err := k.aead.Open(nil, row[sealHeader:sealHeader+n], row[sealHeader+n:], sealAD(row[:sealHeader], name))
+	if err != nil {
+		return nil, fmt.Errorf("%s is %w: it does not decrypt", what, ErrContentCorrupt)
 	}
 	return plain, nil
 }
@@ -229,11 +245,21 @@ func parseContentRef(ref string) (scheme string, sum []byte, err error) {
 }
 
 // DeleteContentBefore deletes the content last put before cutoff and returns how many it deleted.
+// What lives under the same retention goes with it: attempts' outcomes, reply logs last written
+// before cutoff (each log whole, so a reader never finds one with its start missing) and responses
+// created before it.
 func (s *Store) DeleteContentBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	var n int64
 	err := s.write(ctx, func(t *tx) error {
-		if _, err := t.exec(ctx, `DELETE FROM attempt_outcomes WHERE touched_ms < ?`, ms(cutoff)); err != nil {
-			return err
+		for _, q := range []string{
+			`DELETE FROM attempt_outcomes WHERE touched_ms < ?`,
+			`DELETE FROM reply_log_batches WHERE reply IN (SELECT reply FROM reply_logs WHERE touched_ms < ?)`,
+			`DELETE FROM reply_logs WHERE touched_ms < ?`,
+			`DELETE FROM responses WHERE created_ms < ?`,
+		} {
+			if _, err := t.exec(ctx, q, ms(cutoff)); err != nil {
+				return err
+			}
 		}
 		res, err := t.exec(ctx, `DELETE FROM contents WHERE touched_ms < ?`, ms(cutoff))
 		if err != nil {

@@ -40,6 +40,20 @@ var migrations = [][]string{
 		`CREATE TABLE auth_manual (agent TEXT NOT NULL, profile_id TEXT NOT NULL, at_ms {bigint} NOT NULL,
 			note TEXT NOT NULL DEFAULT '', PRIMARY KEY (agent, profile_id))`,
 	},
+	{ // 5: replies' event logs, to resume a reply from any front door, and stored responses for
+		// previous_response_id (replylog.go, responses.go). The head row of a log is what an append
+		// locks and what the retention goes by; each batch of entries is one sealed row.
+		`CREATE TABLE reply_logs (
+			reply TEXT PRIMARY KEY, batches {bigint} NOT NULL, entries {bigint} NOT NULL, bytes {bigint} NOT NULL,
+			done INTEGER NOT NULL, touched_ms {bigint} NOT NULL)`,
+		`CREATE INDEX reply_logs_touched ON reply_logs (touched_ms)`,
+		`CREATE TABLE reply_log_batches (
+			reply TEXT NOT NULL, batch {bigint} NOT NULL, first_entry {bigint} NOT NULL, entry_count {bigint} NOT NULL,
+			final INTEGER NOT NULL, data {blob} NOT NULL, PRIMARY KEY (reply, batch))`,
+		`CREATE TABLE responses (
+			id TEXT PRIMARY KEY, data {blob} NOT NULL, size {bigint} NOT NULL, created_ms {bigint} NOT NULL)`,
+		`CREATE INDEX responses_created ON responses (created_ms)`,
+	},
 }
 
 // SchemaVersion is the schema this binary writes.

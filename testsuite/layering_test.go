@@ -41,7 +41,8 @@ func ours(path string) string {
 }
 
 // Arrows point down, as README's Folders section says: the floor (policy, provider) imports
-// nothing of ours, the workflow code and the config decoder nothing but policy, internal/ holds leaves, nothing imports the test harness,
+// nothing of ours, the workflow code and the config decoder nothing but policy, internal/ holds leaves, the front door (serve)
+// reads requests into replies and holds no store or worker, the worker assembly (node) no front door, nothing imports the test harness,
 // and the binaries link no test code of ours.
 func TestLayering(t *testing.T) {
 	all := imports(t, "./...")
@@ -51,6 +52,13 @@ func TestLayering(t *testing.T) {
 			return func(string) bool { return false }
 		case pkg == "workflows" || pkg == "config":
 			return func(dep string) bool { return dep == "policy" }
+		case pkg == "serve":
+			// The front door reads requests into replies and answers back: no store, workers or UI.
+			return func(dep string) bool {
+				return slices.Contains([]string{"policy", "provider", "workflows", "activities"}, dep) || strings.HasPrefix(dep, "internal/")
+			}
+		case pkg == "node":
+			return func(dep string) bool { return !slices.Contains([]string{"testsuite", "starter", "worker", "serve", "ui"}, dep) }
 		case strings.HasPrefix(pkg, "internal/"):
 			return func(dep string) bool {
 				return dep == "policy" || dep == "provider" || strings.HasPrefix(dep, "internal/")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,4 +111,37 @@ func FreshPostgres(t testing.TB) string {
 		sep = "&"
 	}
 	return base + sep + "search_path=" + schema
+}
+
+// ClosedAndAlone waits for the first provider call to end and checks that it ended within about a
+// second of since and that nothing was tried after it (an abort's promise).
+func ClosedAndAlone(t *testing.T, fake *fakeprovider.Server, since time.Time, after string) {
+	t.Helper()
+	var ended time.Time
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ended.IsZero(); time.Sleep(50 * time.Millisecond) {
+		ended = fake.Calls()[0].EndedAt
+	}
+	if ended.IsZero() || ended.Sub(since) > 1500*time.Millisecond {
+		t.Errorf("the provider connection closed %v after %s, want within about a second", ended.Sub(since), after)
+	}
+	if n := len(fake.Calls()); n != 1 {
+		t.Errorf("%d provider calls after %s, want 1: nothing is tried after an abort", n, after)
+	}
+}
+
+// Post sends body as JSON with headers and returns the response and its body.
+func Post(t *testing.T, url, body string, headers map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, string(data)
 }

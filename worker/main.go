@@ -5,17 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/dial"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/logging"
-	"github.com/batonhq/baton/internal/metrics"
-	"github.com/batonhq/baton/internal/tracing"
-	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/node"
 	"github.com/batonhq/baton/schedules"
 	"github.com/batonhq/baton/store"
 	"github.com/sethvargo/go-envconfig"
@@ -56,75 +54,49 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 	}
 	defer func() { _ = logger.Sync() }()
 
-	conf, loaded, err := activities.LoadConfigFile(cfg.ConfigFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "baton-worker: BATON_CONFIG: %v\n", err)
-		return exitUsage
-	}
-	configSource := &activities.ConfigSource{}
-	configSource.Set(conf)
-	watchCtx, stopWatch := context.WithCancel(context.Background())
-	defer stopWatch()
-
-	// Turn content in the store is sealed with the payload key, as the history's payloads are.
-	var contentKey []byte
-	if cfg.PayloadKey != "" {
-		contentKey, _ = codec.ParseKey(cfg.PayloadKey) // validated
-	}
 	oldKeys, _ := lookup.Lookup(codec.EnvOldKeys)
 	payloadCodec, err := codec.Parse(cfg.PayloadKey, oldKeys)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton-worker: %v\n", err)
 		return exitUsage
 	}
-	var secretKey []byte
-	if v, _ := lookup.Lookup(store.SecretKeyEnv); v != "" {
-		if secretKey, err = codec.ParseKey(v); err != nil {
-			fmt.Fprintf(stderr, "baton-worker: %s: %v\n", store.SecretKeyEnv, err)
-			return exitUsage
-		}
-	}
 	connectTimeout, err := dial.Timeout(lookup.Lookup)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton-worker: %v\n", err)
 		return exitUsage
 	}
-	tracer, err := tracing.Setup(context.Background(), "baton-worker", lookup.Lookup)
+	// The store with its keys, the config (refused if it names a model no reply could reach),
+	// the limits, metrics and tracing: assembled as serve and baton reply assemble them.
+	n, err := node.Open(context.Background(), node.Options{Service: "baton-worker", Store: cfg.Store, StoreName: "BATON_STORE",
+		ConfigFile: cfg.ConfigFile, ConfigName: "BATON_CONFIG", Lookup: lookup.Lookup, Logger: logger})
 	if err != nil {
-		fmt.Fprintf(stderr, "baton-worker: %v\n", err)
-		return exitUsage
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = tracer.Shutdown(sctx)
-	}()
-	st, err := store.Open(context.Background(), cfg.Store, store.Options{ContentKey: contentKey, SecretKey: secretKey})
-	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "baton-worker: %s\n", line)
+		}
+		if node.IsUsage(err) {
+			return exitUsage
+		}
 		logger.Error("cannot open the store", zap.Error(err))
-		fmt.Fprintf(stderr, "baton-worker: BATON_STORE: %v\n", err)
 		return exitFailure
 	}
-	defer st.Close()
-	// A model no reply could reach is a config mistake to name now, not an outage to discover.
-	if problems := activities.Unreachable(context.Background(), st, conf); len(problems) > 0 {
-		for _, p := range problems {
-			fmt.Fprintf(stderr, "baton-worker: BATON_CONFIG %s: %v\n", cfg.ConfigFile, p)
-		}
-		return exitUsage
+	defer n.Close()
+	if n.Warning != nil {
+		logger.Warn("bad skip cache TTL", zap.Error(n.Warning))
 	}
-	go configSource.Watch(watchCtx, cfg.ConfigFile, loaded, 2*time.Second, activities.ReachableCheck(st), logger)
+	st := n.Store
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	go n.Watch(watchCtx)
 
 	go pruneContent(watchCtx, st, cfg.Retention(), logger, time.Hour)
 
 	identity := workerIdentity()
 	conv := payloadCodec.Converters()
-	reg := metrics.New()
 	// The metrics listener starts before Temporal is reached: /healthz answers at once, /readyz
 	// once the client is connected and the store answers.
 	var connected atomic.Pointer[client.Client]
 	if cfg.MetricsListen != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsListen, reg, st, configSource, &connected, logger)
+		stopMetrics, err := n.ServeMetrics(cfg.MetricsListen, &connected)
 		if err != nil {
 			fmt.Fprintf(stderr, "baton-worker: BATON_METRICS_LISTEN %s: %v\n", cfg.MetricsListen, err)
 			return exitFailure
@@ -139,16 +111,14 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 		case <-dialCtx.Done():
 		}
 	}()
-	c, err := dial.Dial(dialCtx, client.Options{
-		MetricsHandler:   reg.SDK(),
+	c, err := dial.Dial(dialCtx, n.Client(client.Options{
 		DataConverter:    conv.Data,
 		FailureConverter: conv.Failure,
-		Interceptors:     tracer.ClientInterceptors(),
 		Identity:         identity,
 		HostPort:         cfg.Address,
 		Namespace:        cfg.Namespace,
 		Logger:           logging.SDK(logger),
-	}, connectTimeout, func(msg string) { logger.Warn(msg) })
+	}), connectTimeout, func(msg string) { logger.Warn(msg) })
 	interrupted := dialCtx.Err() != nil
 	stopDial()
 	if err != nil {
@@ -166,20 +136,14 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 
 	// cron.jobs[] and heartbeats in the config become schedules (reconciled at every start).
 	rctx, cancelReconcile := context.WithTimeout(context.Background(), time.Minute)
-	rep, err := schedules.Reconcile(rctx, c, conf, cfg.TaskQueue, conv.Data)
+	rep, err := schedules.Reconcile(rctx, c, n.Config.Get(), cfg.TaskQueue, conv.Data)
 	cancelReconcile()
 	if err != nil {
 		logger.Error("schedules from the config not fully reconciled", zap.Error(err))
 	}
 	logger.Info("schedules reconciled", zap.Strings("created", rep.Created), zap.Strings("updated", rep.Updated), zap.Strings("deleted", rep.Deleted))
 
-	limits, err := activities.LimitsFrom(cfg.Limits)
-	if err != nil {
-		logger.Warn("bad skip cache TTL", zap.Error(err))
-	}
-	w := worker.New(c, cfg.TaskQueue, registry.WorkerOptions(stopTimeout))
-	registry.Register(w, &activities.Activities{Identity: identity, Logger: logger, Store: st,
-		Config: configSource, Limits: limits, Metrics: reg})
+	w := n.Worker(c, cfg.TaskQueue, identity, stopTimeout, nil)
 
 	logger.Info("baton-worker polling", zap.String("address", cfg.Address),
 		zap.String("namespace", cfg.Namespace), zap.String("taskQueue", cfg.TaskQueue))

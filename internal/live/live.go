@@ -6,6 +6,8 @@ package live
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
 
 	"github.com/batonhq/baton/provider"
@@ -113,4 +115,11 @@ func (s *Stream) Close() {
 	s.hub.mu.Lock()
 	delete(s.hub.streams, s.key)
 	s.hub.mu.Unlock()
+}
+
+// NewKey names a caller's stream (or a door's queue): random, so that no other caller can read it.
+func NewKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

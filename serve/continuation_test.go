@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"bufio"
@@ -277,7 +277,7 @@ func TestACutStreamIsFinishedTruthfullyOrEndsWithAnError(t *testing.T) {
 				if c.anthropicCaller {
 					path, body = "/v1/messages", fmt.Sprintf(`{"model":"%s/m","fallbacks":["%s/m"],"max_tokens":200,"stream":true,"messages":[{"role":"user","content":"go"}]}`, c.primary, c.fallback)
 				}
-				resp, raw := post(t, cw.h.URL+path, body, nil)
+				resp, raw := testsuite.Post(t, cw.h.URL+path, body, nil)
 				if resp.StatusCode != 200 {
 					t.Fatalf("status %d: %s", resp.StatusCode, raw)
 				}

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"bufio"
@@ -13,12 +13,11 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/lab/fakeprovider"
+	"github.com/batonhq/baton/node"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
-	"github.com/batonhq/baton/workflows"
 	"github.com/openai/openai-go/v3"
 	"go.temporal.io/sdk/temporal"
 )
@@ -38,34 +37,19 @@ func liveServe(t *testing.T, w *testsuite.World, set func(*server)) *turnWorld {
 	srv := testsuite.SharedServer(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	door, err := startLiveDoor(srv.Client(), tq, activities.Activities{Store: w.Store, Config: w.Config, Limits: w.Acts.Limits})
+	n := &node.Node{Store: w.Store, Config: w.Config, Limits: w.Acts.Limits}
+	door, err := n.Door(srv.Client(), tq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Stop)
-	s := &server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: door}
+	s := &server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: &liveDoor{hub: door.Hub, queue: door.Queue}}
 	if set != nil {
 		set(s)
 	}
 	h := httptest.NewServer(s)
 	t.Cleanup(h.Close)
 	return &turnWorld{World: w, h: h}
-}
-
-// closedAndAlone waits for the first provider call to end and checks that it ended within about a
-// second of since and that nothing was tried after it (an abort's promise).
-func closedAndAlone(t *testing.T, fake *fakeprovider.Server, since time.Time, after string) {
-	t.Helper()
-	var ended time.Time
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ended.IsZero(); time.Sleep(50 * time.Millisecond) {
-		ended = fake.Calls()[0].EndedAt
-	}
-	if ended.IsZero() || ended.Sub(since) > 1500*time.Millisecond {
-		t.Errorf("the provider connection closed %v after %s, want within about a second", ended.Sub(since), after)
-	}
-	if n := len(fake.Calls()); n != 1 {
-		t.Errorf("%d provider calls after %s, want 1: nothing is tried after an abort", n, after)
-	}
 }
 
 const liveConfig = `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}}`
@@ -146,7 +130,7 @@ func TestAStreamCutMidAnswerContinuesOnTheFallback(t *testing.T) {
 	})
 	t.Run("the durable result is the whole answer, its attempts record the continuation", func(t *testing.T) {
 		tw := newLiveWorld(t, liveConfig, rules)
-		resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+		resp, body := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
 		if resp.StatusCode != 200 || !strings.Contains(body, "[DONE]") {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
@@ -167,12 +151,12 @@ func TestAStreamCutMidAnswerContinuesOnTheFallback(t *testing.T) {
 func TestStreamErrorModeEndsTheCallersStreamWithAnError(t *testing.T) {
 	tw := newLiveWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}, streaming: {midStream: "error"}}`,
 		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{cut()}}})
-	resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+	resp, body := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
 	if resp.StatusCode != 200 || !strings.Contains(body, `"content":"The "`) || !strings.Contains(body, `data: {"error":`) ||
 		strings.Contains(body, "data: [DONE]") || strings.Contains(body, `"finish_reason":"stop"`) {
 		t.Errorf("OpenAI stream: %d\n%s", resp.StatusCode, body)
 	}
-	resp, body = post(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+	resp, body = testsuite.Post(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
 	if resp.StatusCode != 200 || !strings.Contains(body, `"text":"The "`) || !strings.Contains(body, "event: error") || strings.Contains(body, "event: message_stop") {
 		t.Errorf("Anthropic stream: %d\n%s", resp.StatusCode, body)
 	}
@@ -250,33 +234,6 @@ func TestACallerWhoHangsUpAbortsTheReply(t *testing.T) {
 	}
 }
 
-func TestAModelSwitchDuringAReplyFromServeRestartsWithTheUsersChoice(t *testing.T) {
-	tw := newLiveWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["anthropic/claude"]}}}}`, []fakeprovider.Rule{
-		{Match: fakeprovider.Match{Provider: "openai", Model: "gpt-5"}, Respond: []fakeprovider.Response{{DelayMs: 1500, Status: 500, Body: `{"error":{"message":"boom"}}`}}},
-		{Match: fakeprovider.Match{Provider: "openai", Model: "gpt-5-mini"}, Respond: []fakeprovider.Response{{Text: "from the user's choice"}}},
-	})
-	srv := testsuite.SharedServer(t)
-	done := make(chan string, 1)
-	go func() {
-		_, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"agent:main","user":"sw","messages":[{"role":"user","content":"x"}]}`, nil)
-		done <- body
-	}()
-	for deadline := time.Now().Add(20 * time.Second); len(tw.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no provider call")
-		}
-	}
-	code, _, stderr := baton(t, "session", "model", "sw", "openai/gpt-5-mini", "--store", tw.StoreURL, "--address", srv.HostPort(),
-		"--task-queue", tw.h.Config.Handler.(*server).taskQueue)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	body := <-done
-	if !strings.Contains(body, "from the user's choice") || !strings.Contains(body, `"model":"openai/gpt-5-mini"`) {
-		t.Errorf("serve answered %s", body)
-	}
-}
-
 func TestThinkingStreamsLiveWithItsSignatureToAnAnthropicCaller(t *testing.T) {
 	tw := newLiveWorld(t, `{agents: {defaults: {model: {primary: "anthropic/claude"}}}}`, []fakeprovider.Rule{
 		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Thinking: "six times seven", Signature: "sig-42", Text: "It is 42."}}}})
@@ -294,7 +251,7 @@ func TestAFailoverBeforeTheFirstByteIsInvisible(t *testing.T) {
 		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{overloaded()}},
 		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "one clean answer", ChunkDelayMs: 50}}},
 	})
-	resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+	resp, body := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
 	var text strings.Builder
 	for _, line := range strings.Split(body, "\n") {
 		var c struct {
@@ -314,42 +271,12 @@ func TestAFailoverBeforeTheFirstByteIsInvisible(t *testing.T) {
 	}
 }
 
-// `baton reply cancel ID` aborts a reply whose attempt runs on the shared worker: the attempt
-// hears of it on its next heartbeat and closes the provider connection within a second.
-func TestReplyCancelAbortsAReplyOnTheSharedWorker(t *testing.T) {
-	w := testsuite.NewWorld(t, liveConfig, []store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-cancel-a"},
-		{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-cancel-b"}},
-		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{DelayMs: 30000, Text: "too late"}}}})
-	srv := testsuite.SharedServer(t)
-	tq := testsuite.TaskQueue(t)
-	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	run, err := srv.Client().ExecuteWorkflow(context.Background(), workflows.ReplyStartOptions("", tq, "main", ""), workflows.ReplyWorkflowName,
-		policy.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(20 * time.Second); len(w.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no provider call")
-		}
-	}
-	cancelled := time.Now()
-	if code, out, stderr := baton(t, "reply", "cancel", run.GetID(), "--address", srv.HostPort(), "--task-queue", tq); code != 0 || !strings.Contains(out, "cancelled") {
-		t.Fatalf("exit %d: %s %s", code, out, stderr)
-	}
-	err = run.Get(context.Background(), nil)
-	if err == nil || !strings.Contains(err.Error(), policy.ErrAborted) {
-		t.Errorf("the reply ended with %v, want AbortedError", err)
-	}
-	closedAndAlone(t, w.Fake, cancelled, "the cancel")
-}
-
 func TestServeShedsWhatItCannotStartWithA429(t *testing.T) {
 	tw := newLiveWorld(t, liveConfig, []fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "slow", DelayMs: 2000}}}})
 	tw.h.Config.Handler.(*server).inflight = make(chan struct{}, 1)
 	done := make(chan int, 1)
 	go func() {
-		resp, _ := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"first"}]}`, nil)
+		resp, _ := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"first"}]}`, nil)
 		done <- resp.StatusCode
 	}()
 	for deadline := time.Now().Add(20 * time.Second); len(tw.Fake.Calls()) == 0; time.Sleep(20 * time.Millisecond) {
@@ -357,14 +284,14 @@ func TestServeShedsWhatItCannotStartWithA429(t *testing.T) {
 			t.Fatal("no provider call")
 		}
 	}
-	resp, body := post(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","max_tokens":5,"messages":[{"role":"user","content":"second"}]}`, nil)
+	resp, body := testsuite.Post(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","max_tokens":5,"messages":[{"role":"user","content":"second"}]}`, nil)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" || !strings.Contains(body, "BATON_SERVE_MAX_INFLIGHT") || !strings.Contains(body, `"type":"error"`) {
 		t.Errorf("over the bound: %d %s %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 	if code := <-done; code != 200 {
 		t.Errorf("the reply in flight: %d", code)
 	}
-	if resp, _ := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"third"}]}`, nil); resp.StatusCode != 200 {
+	if resp, _ := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"third"}]}`, nil); resp.StatusCode != 200 {
 		t.Errorf("the slot was not given back: %d", resp.StatusCode)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"bytes"
@@ -410,7 +410,7 @@ func TestBadTurnsAreRefusedInTheCallersWireAndStartNothing(t *testing.T) {
 		{"not an image type", `{"model":"openai/gpt-5","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:text/html;base64,` + png + `"}}]}]}`, "messages[0].content[0].image_url.url"},
 	}
 	for _, c := range openAICases {
-		resp, body := post(t, tw.h.URL+"/v1/chat/completions", c.body, nil)
+		resp, body := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", c.body, nil)
 		var e struct {
 			Error struct {
 				Param         any
@@ -429,17 +429,17 @@ func TestBadTurnsAreRefusedInTheCallersWireAndStartNothing(t *testing.T) {
 		"/v1/chat/completions": `{"model":"openai/gpt-5","messages":[{"role":"user","content":"` + big + `"}]}`,
 		"/v1/messages":         `{"model":"anthropic/claude","max_tokens":9,"messages":[{"role":"user","content":"` + big + `"}]}`,
 	} {
-		resp, out := post(t, tw.h.URL+path, body, nil)
+		resp, out := testsuite.Post(t, tw.h.URL+path, body, nil)
 		if resp.StatusCode != 413 || !strings.Contains(out, "limit of 65536 bytes") || !strings.Contains(out, "BATON_MAX_REQUEST_BYTES") {
 			t.Errorf("%s over the limit: %d %.300s", path, resp.StatusCode, out)
 		}
 	}
-	if resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"agent:nobody","messages":[{"role":"user","content":"hi"}]}`, nil); resp.StatusCode != 400 ||
+	if resp, body := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", `{"model":"agent:nobody","messages":[{"role":"user","content":"hi"}]}`, nil); resp.StatusCode != 400 ||
 		!strings.Contains(body, `agent \"nobody\" is not in the config`) || !strings.Contains(body, `"param":"model"`) {
 		t.Errorf("an unknown agent: %d %s", resp.StatusCode, body)
 	}
 	tw.h.Config.Handler.(*server).hasProfile = func(_ context.Context, p string) bool { return p == "openai" || p == "anthropic" }
-	if resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":["xai/grok-4"],"messages":[{"role":"user","content":"hi"}]}`, nil); resp.StatusCode != 400 ||
+	if resp, body := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":["xai/grok-4"],"messages":[{"role":"user","content":"hi"}]}`, nil); resp.StatusCode != 400 ||
 		!strings.Contains(body, `provider \"xai\" has no models.providers entry and no stored profile`) || !strings.Contains(body, `"param":"fallbacks[0]"`) {
 		t.Errorf("an unreachable provider: %d %s", resp.StatusCode, body)
 	}
@@ -450,7 +450,7 @@ func TestBadTurnsAreRefusedInTheCallersWireAndStartNothing(t *testing.T) {
 		{"not an image type", `{"model":"anthropic/claude","max_tokens":9,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"application/pdf","data":"` + png + `"}}]}]}`, "messages[0].content[0].source"},
 	}
 	for _, c := range anthropicCases {
-		resp, body := post(t, tw.h.URL+"/v1/messages", c.body, nil)
+		resp, body := testsuite.Post(t, tw.h.URL+"/v1/messages", c.body, nil)
 		var e struct {
 			Type  string
 			Error struct{ Type, Message string }
@@ -474,7 +474,7 @@ func TestATenMegabyteImageFailsOverWithoutBloatingTheHistory(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"model": "openai/gpt-5", "messages": []any{map[string]any{"role": "user", "content": []any{
 		map[string]any{"type": "text", "text": "Describe it."},
 		map[string]any{"type": "image_url", "image_url": map[string]string{"url": "data:image/png;base64," + base64.StdEncoding.EncodeToString(img)}}}}}})
-	resp, out := post(t, tw.h.URL+"/v1/chat/completions", string(body), nil)
+	resp, out := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", string(body), nil)
 	if resp.StatusCode != 200 || !strings.Contains(out, "a very large grey square") {
 		t.Fatalf("%d %.300s", resp.StatusCode, out)
 	}

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"bufio"
@@ -168,7 +168,7 @@ func TestAStreamedReplyThatFailsBeforeContentEndsWithAnErrorEvent(t *testing.T) 
 			tw := newDoorWorld(t, liveConfig, []fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{c.respond}}},
 				func(*server) {})
 			// fallbacks: [] makes the request strict: the primary's failure is the reply's.
-			resp, body := post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":[],"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+			resp, body := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","fallbacks":[],"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
 			var e struct {
 				Error struct{ Message, Type, Code string }
 			}
@@ -177,7 +177,7 @@ func TestAStreamedReplyThatFailsBeforeContentEndsWithAnErrorEvent(t *testing.T) 
 				!strings.Contains(e.Error.Message, c.saying) || strings.Contains(body, "[DONE]") {
 				t.Errorf("OpenAI stream: %d %v\n%s", resp.StatusCode, err, body)
 			}
-			resp, body = post(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","fallbacks":[],"max_tokens":50,"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+			resp, body = testsuite.Post(t, tw.h.URL+"/v1/messages", `{"model":"openai/gpt-5","fallbacks":[],"max_tokens":50,"stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
 			if resp.StatusCode != 200 || !strings.HasPrefix(body, "event: error\n") || !strings.Contains(body, `"type":"`+c.anthropicType+`"`) ||
 				!strings.Contains(body, c.saying) || strings.Contains(body, "message_stop") {
 				t.Errorf("Anthropic stream: %d\n%s", resp.StatusCode, body)
@@ -215,7 +215,7 @@ func TestServesTimeoutCancelsTheReply(t *testing.T) {
 				{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "too late", DelayMs: 30000}}}},
 				func(s *server) { s.timeout = 1500 * time.Millisecond })
 			body := `{"model":"openai/gpt-5","stream":` + map[bool]string{true: "true", false: "false"}[stream] + `,"messages":[{"role":"user","content":"x"}]}`
-			resp, out := post(t, tw.h.URL+"/v1/chat/completions", body, nil)
+			resp, out := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", body, nil)
 			answered := time.Now()
 			var e struct {
 				Error struct{ Message, Type, Code string }
@@ -231,7 +231,7 @@ func TestServesTimeoutCancelsTheReply(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), policy.ErrAborted) {
 				t.Errorf("the reply ended with %v, want AbortedError", err)
 			}
-			closedAndAlone(t, tw.Fake, answered, "the timeout's answer")
+			testsuite.ClosedAndAlone(t, tw.Fake, answered, "the timeout's answer")
 		})
 	}
 }
@@ -245,7 +245,7 @@ func TestServesTimeoutLeavesADurableWaitRunningAndSaysHowToFollowIt(t *testing.T
 				{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "worth the wait", DelayMs: 3500}}}},
 				func(s *server) { s.timeout = 1500 * time.Millisecond })
 			body := `{"model":"openai/gpt-5","max_tokens":20,"stream":` + map[bool]string{true: "true", false: "false"}[stream] + `,"messages":[{"role":"user","content":"x"}]}`
-			resp, out := post(t, tw.h.URL+"/v1/messages", body, map[string]string{waitHeader: "2h"})
+			resp, out := testsuite.Post(t, tw.h.URL+"/v1/messages", body, map[string]string{WaitHeader: "2h"})
 			id, runID := resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id")
 			if want := map[bool]int{true: 200, false: 504}[stream]; resp.StatusCode != want ||
 				(stream && !strings.HasPrefix(out, "event: error\n")) || !strings.Contains(out, "the reply was not cancelled") ||
@@ -263,16 +263,10 @@ func TestServesTimeoutLeavesADurableWaitRunningAndSaysHowToFollowIt(t *testing.T
 	}
 }
 
-func TestServeRefusesABadKeepAliveAtStart(t *testing.T) {
+func TestKeepAliveIsAPositiveDuration(t *testing.T) {
 	for v, want := range map[string]time.Duration{"": DefaultServeKeepAlive, "1s": time.Second, "500ms": 500 * time.Millisecond, "0s": 0, "-1s": 0, "15": 0, "soon": 0} {
-		if got, err := parseKeepAlive(v); got != want || (err != nil) != (want == 0) {
+		if got, err := ParseKeepAlive(v); got != want || (err != nil) != (want == 0) {
 			t.Errorf("%q: %v, %v; want %v", v, got, err, want)
 		}
-	}
-	t.Setenv("BATON_SERVE_KEEPALIVE", "soon")
-	var errOut strings.Builder
-	if code := runServe(context.Background(), []string{"--config", ""}, io.Discard, &errOut); code != exitUsage ||
-		!strings.Contains(errOut.String(), `BATON_SERVE_KEEPALIVE: "soon" is not a positive duration`) {
-		t.Errorf("exit %d: %s", code, errOut.String())
 	}
 }

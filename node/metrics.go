@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -10,21 +10,18 @@ import (
 
 	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/health"
-	"github.com/batonhq/baton/internal/metrics"
 	"github.com/batonhq/baton/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 )
 
-// serveMetrics serves /metrics (the SDK's metrics, baton's counters and histograms, and each
+// ServeMetrics serves /metrics (the SDK's metrics, baton's counters and histograms, and each
 // profile's state read from the store at scrape time), /healthz and /readyz (Temporal reachable
-// through the client once connected holds it, and the store answering).
-func serveMetrics(addr string, reg *metrics.Registry, st *store.Store, src *activities.ConfigSource,
-	connected *atomic.Pointer[client.Client], logger *zap.Logger) (func(), error) {
-	if err := reg.Register(&profileStates{st: st, src: src, logger: logger}); err != nil {
-		return nil, err
-	}
+// through the client once connected holds it, and the store answering) on addr: a worker's own
+// listener (serve mounts the same registry on its mux).
+func (n *Node) ServeMetrics(addr string, connected *atomic.Pointer[client.Client]) (func(), error) {
+	st, reg, logger := n.Store, n.Metrics, n.Logger
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err

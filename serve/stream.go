@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"fmt"
@@ -18,8 +18,8 @@ const DefaultServeKeepAlive = 15 * time.Second
 // its headers go out.
 const liveTrailers = "x-baton-attempts, x-baton-fallback-reason, x-baton-model"
 
-// parseKeepAlive reads BATON_SERVE_KEEPALIVE: a positive Go duration ("" is the default).
-func parseKeepAlive(v string) (time.Duration, error) {
+// ParseKeepAlive reads BATON_SERVE_KEEPALIVE: a positive Go duration ("" is the default).
+func ParseKeepAlive(v string) (time.Duration, error) {
 	if v == "" {
 		return DefaultServeKeepAlive, nil
 	}
