@@ -97,13 +97,14 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 // Attempt makes one call with one profile. It heartbeats per chunk, so a stalled stream ends as a
 // heartbeat timeout too, and returns a classified outcome: a failure is data, not an error, so the
 // history keeps the reason every decision was made on.
-func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (policy.AttemptOutcome, error) {
+func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (out policy.AttemptOutcome, err error) {
+	defer func() { traceAttempt(ctx, req, out, err) }()
 	// An attempt run again after a lost worker returns what its first run bought.
 	kept, final, done := a.kept(ctx, req)
 	if final {
 		return kept, nil
 	}
-	out, err := a.attempt(ctx, req, done)
+	out, err = a.attempt(ctx, req, done)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err() // cancelled: the aborted call changes no usage stats
 	}
