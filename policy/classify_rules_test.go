@@ -48,7 +48,7 @@ func TestClassifyPrecedenceHoldsForEveryStatus(t *testing.T) {
 	if !ModelScoped(r) {
 		t.Errorf("a 529 rate limit must cool one model, got %s", r)
 	}
-	if retry, _ := SameCandidateRetry(RetryState{Status: 529}); !retry {
+	if plan := AfterFailure(FailedAttempt{Outcome: AttemptOutcome{Status: 529, Reason: r}}); plan.Step != StepRetry {
 		t.Error("a 529 is retried in place whatever its reason")
 	}
 }

@@ -202,9 +202,21 @@ func NoContinuationSkipText(c ModelRef) string {
 	return fmt.Sprintf("%s cannot continue a cut answer (models.providers.%s.models[].continuation: none)", c, c.Provider)
 }
 
-// CutText names a stream fault that left the caller holding part of an answer: the error a
+// CutAnswer is the answer a live caller holds from attempts cut mid-stream: the next attempt
+// continues it (streaming.midStream "continue").
+type CutAnswer struct {
+	Text string
+	// Fault names the fault that first cut it (cutText): the error a reply that cannot finish it
+	// ends with.
+	Fault string
+	// What the cut attempts cost: the caller was billed for them too.
+	BilledInput  int64
+	BilledOutput int64
+}
+
+// cutText names a stream fault that left the caller holding part of an answer: the error a
 // continued reply ends with names it, never what a later candidate said.
-func CutText(c ModelRef, partial string, fault, message string) string {
+func cutText(c ModelRef, partial string, fault, message string) string {
 	if fault == "" {
 		fault = "error"
 	}

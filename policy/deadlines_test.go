@@ -79,8 +79,8 @@ func TestDeadlineFaultsAreTimeoutsNotRetriedInPlace(t *testing.T) {
 				t.Errorf("%s (%q): %s, want timeout", f, msg, got)
 			}
 		}
-		if retry, wait := SameCandidateRetry(RetryState{StreamFault: true}); retry || wait != 0 {
-			t.Errorf("%s: retried in place after %v", f, wait)
+		if plan := AfterFailure(FailedAttempt{Outcome: AttemptOutcome{StreamFault: string(f), Reason: ReasonTimeout}}); plan.Step == StepRetry {
+			t.Errorf("%s: retried in place after %v", f, plan.Wait)
 		}
 		for _, out := range []AttemptOutcome{{StreamFault: string(f), Reason: ReasonTimeout}, {Status: 200, StreamFault: string(f), Partial: "half"}} {
 			if WillRetry(out, 0, 0) {

@@ -76,106 +76,36 @@ func TestDecideCandidate(t *testing.T) {
 	}
 }
 
-func TestNextStep(t *testing.T) {
-	cd := DefaultCooldowns()
-	cd.OverloadedBackoff = 250 * time.Millisecond
-	cases := []struct {
-		name string
-		fs   FailureState
-		step string
-		wait time.Duration
-	}{
-		{"a rate limit rotates one profile", FailureState{Reason: ReasonRateLimit, NextProfile: "b"}, StepRotate, 0},
-		{"then falls back", FailureState{Reason: ReasonRateLimit, NextProfile: "c", Rotations: map[Reason]int{ReasonRateLimit: 1}}, StepAdvance, 0},
-		{"an overload rotates after overloadedBackoffMs", FailureState{Reason: ReasonOverloaded, NextProfile: "b"}, StepRotate, 250 * time.Millisecond},
-		{"auth tries each remaining profile", FailureState{Reason: ReasonAuth, NextProfile: "c", Rotations: map[Reason]int{ReasonAuth: 3}}, StepRotate, 0},
-		{"billing tries each remaining profile", FailureState{Reason: ReasonBilling, NextProfile: "b"}, StepRotate, 0},
-		{"a timeout advances the chain", FailureState{Reason: ReasonTimeout, NextProfile: "b"}, StepAdvance, 0},
-		{"model_not_found advances", FailureState{Reason: ReasonModelNotFound, NextProfile: "b"}, StepAdvance, 0},
-		{"no other profile: advance", FailureState{Reason: ReasonRateLimit}, StepAdvance, 0},
-		{"a user-pinned profile never rotates", FailureState{Reason: ReasonAuth, NextProfile: "b", UserPinned: true}, StepAdvance, 0},
-		{"context overflow stops the reply", FailureState{Reason: ReasonContextOverflow, NextProfile: "b"}, StepStop, 0},
-		{"a terminal format error stops the reply", FailureState{Reason: ReasonFormat}, StepStop, 0},
-		{"a format error never rotates, even with profiles left", FailureState{Reason: ReasonFormat, NextProfile: "b"}, StepStop, 0},
-	}
-	for _, c := range cases {
-		if step, wait := NextStep(c.fs, cd); step != c.step || wait != c.wait {
-			t.Errorf("%s: %s after %v, want %s after %v", c.name, step, wait, c.step, c.wait)
-		}
-	}
-}
-
-// Issue 20, item 7: the opt-in format retry advances once per reply.
-func TestNextStepFormatRetry(t *testing.T) {
-	on := DefaultCooldowns()
-	on.AllowFormatRetry = true
-	cases := []struct {
-		name string
-		cd   Cooldowns
-		fs   FailureState
-		step string
-	}{
-		{"off by default: a format error stops", DefaultCooldowns(), FailureState{Reason: ReasonFormat}, StepStop},
-		{"off by default even with a candidate left", DefaultCooldowns(), FailureState{Reason: ReasonFormat, HasNextCandidate: true}, StepStop},
-		{"opted in: the first format error advances to the next candidate", on, FailureState{Reason: ReasonFormat, NextProfile: "b", HasNextCandidate: true}, StepAdvance},
-		{"opted in: a probe's format error advances too", on, FailureState{Reason: ReasonFormat, Probe: true, HasNextCandidate: true}, StepAdvance},
-		{"opted in: the second format error of a reply stops", on, FailureState{Reason: ReasonFormat, FormatRetryUsed: true, HasNextCandidate: true}, StepStop},
-		{"opted in: a format error on the last candidate stops", on, FailureState{Reason: ReasonFormat}, StepStop},
-		{"opted in: context overflow still stops", on, FailureState{Reason: ReasonContextOverflow}, StepStop},
-		{"opted in: other reasons are unchanged", on, FailureState{Reason: ReasonRateLimit, NextProfile: "b"}, StepRotate},
-	}
-	for _, c := range cases {
-		if step, _ := NextStep(c.fs, c.cd); step != c.step {
-			t.Errorf("%s: %s, want %s", c.name, step, c.step)
-		}
-	}
-	format := Attempt{Provider: "openai", Model: "gpt-5", Result: ResultFailed, Reason: ReasonFormat}
-	for _, c := range []struct {
-		name    string
-		earlier []Attempt
-		want    bool
-	}{
-		{"no attempt before: unused", nil, false},
-		{"other failures before: unused", []Attempt{{Result: ResultFailed, Reason: ReasonRateLimit}, {Result: ResultSkipped, Reason: ReasonFormat}}, false},
-		{"a format failure before: used", []Attempt{format, {Result: ResultFailed, Reason: ReasonTimeout}}, true},
-	} {
-		if got := UsedFormatRetry(c.earlier); got != c.want {
-			t.Errorf("UsedFormatRetry: %s: %v", c.name, got)
-		}
-	}
-}
-
 func TestSameCandidateRetry(t *testing.T) {
 	cases := []struct {
-		name  string
-		rs    RetryState
-		retry bool
-		wait  time.Duration
+		name         string
+		rs           retryState
+		retry        bool
+		wait, spread time.Duration
 	}{
-		{"a 429 with Retry-After 0 is retried at once", RetryState{Status: 429, Hint: RetryHint{HasAfter: true}}, true, 0},
-		{"a 429 with Retry-After 2 waits 2 s", RetryState{Status: 429, Hint: RetryHint{After: 2 * time.Second, HasAfter: true}}, true, 2 * time.Second},
-		{"a Retry-After beyond the cap is not waited", RetryState{Status: 429, Hint: RetryHint{After: 61 * time.Second, HasAfter: true}}, false, 0},
-		{"the cap is configurable", RetryState{Status: 429, MaxWait: 5 * time.Second, Hint: RetryHint{After: 6 * time.Second, HasAfter: true}}, false, 0},
-		{"a 503 without a hint backs off 0.5 s", RetryState{Status: 503}, true, 500 * time.Millisecond},
-		{"then 1 s", RetryState{Status: 503, RetriesSoFar: 1}, true, time.Second},
-		{"at most twice", RetryState{Status: 503, RetriesSoFar: 2}, false, 0},
-		{"jitter adds up to half", RetryState{Status: 408, Jitter: 0.5}, true, 625 * time.Millisecond},
-		{"a 409 is retried", RetryState{Status: 409}, true, 500 * time.Millisecond},
-		{"a reset before any output is retried", RetryState{Net: NetReset}, true, 500 * time.Millisecond},
-		{"a refused connection is not", RetryState{Net: NetRefused}, false, 0},
-		{"a stalled stream is not retried on the same route", RetryState{Status: 0, StreamFault: true}, false, 0},
-		{"a 400 is not", RetryState{Status: 400}, false, 0},
-		{"a 401 is not", RetryState{Status: 401}, false, 0},
+		{"a 429 with Retry-After 0 is retried at once", retryState{Status: 429, Hint: RetryHint{HasAfter: true}}, true, 0, 0},
+		{"a 429 with Retry-After 2 waits 2 s, unspread", retryState{Status: 429, Hint: RetryHint{After: 2 * time.Second, HasAfter: true}}, true, 2 * time.Second, 0},
+		{"a Retry-After beyond the cap is not waited", retryState{Status: 429, Hint: RetryHint{After: 61 * time.Second, HasAfter: true}}, false, 0, 0},
+		{"the cap is configurable", retryState{Status: 429, MaxWait: 5 * time.Second, Hint: RetryHint{After: 6 * time.Second, HasAfter: true}}, false, 0, 0},
+		{"a 503 without a hint backs off 0.5 s, jitter adding up to half", retryState{Status: 503}, true, 500 * time.Millisecond, 250 * time.Millisecond},
+		{"then 1 s", retryState{Status: 503, RetriesSoFar: 1}, true, time.Second, 500 * time.Millisecond},
+		{"at most twice", retryState{Status: 503, RetriesSoFar: 2}, false, 0, 0},
+		{"a 409 is retried", retryState{Status: 409}, true, 500 * time.Millisecond, 250 * time.Millisecond},
+		{"a reset before any output is retried", retryState{Net: NetReset}, true, 500 * time.Millisecond, 250 * time.Millisecond},
+		{"a refused connection is not", retryState{Net: NetRefused}, false, 0, 0},
+		{"a stalled stream is not retried on the same route", retryState{Status: 0, StreamFault: true}, false, 0, 0},
+		{"a 400 is not", retryState{Status: 400}, false, 0, 0},
+		{"a 401 is not", retryState{Status: 401}, false, 0, 0},
 	}
 	for _, c := range cases {
-		if retry, wait := SameCandidateRetry(c.rs); retry != c.retry || wait != c.wait {
-			t.Errorf("%s: %v after %v, want %v after %v", c.name, retry, wait, c.retry, c.wait)
+		if retry, wait, spread := sameCandidateRetry(c.rs); retry != c.retry || wait != c.wait || spread != c.spread {
+			t.Errorf("%s: %v after %v (+%v), want %v after %v (+%v)", c.name, retry, wait, spread, c.retry, c.wait, c.spread)
 		}
 	}
 }
 
 // An attempt records its own outcome only when the reply will not call the same route again:
-// WillRetry must agree with SameCandidateRetry whatever the jitter.
+// WillRetry must agree with AfterFailure on an ordinary route, whatever the jitter.
 func TestWillRetry(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -197,12 +127,9 @@ func TestWillRetry(t *testing.T) {
 		if got := WillRetry(c.out, c.retries, c.maxWait); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
-		for _, jitter := range []float64{0, 0.5, 1} {
-			retry, _ := SameCandidateRetry(RetryState{Status: c.out.Status, Net: NetErrorKind(c.out.Net), StreamFault: c.out.StreamFault != "",
-				Hint: c.out.Hint, RetriesSoFar: c.retries, MaxWait: c.maxWait, Jitter: jitter})
-			if !c.out.OK && retry != c.want {
-				t.Errorf("%s: SameCandidateRetry says %v with jitter %v", c.name, retry, jitter)
-			}
+		plan := AfterFailure(FailedAttempt{Outcome: c.out, Retries: c.retries, RetryMaxWait: c.maxWait})
+		if retry := plan.Step == StepRetry; !c.out.OK && retry != c.want {
+			t.Errorf("%s: AfterFailure retries: %v", c.name, retry)
 		}
 	}
 }
@@ -230,9 +157,6 @@ func TestParseSkipTTL(t *testing.T) {
 		if got != c.want || (err != nil) != c.wantErr {
 			t.Errorf("ParseSkipTTL(%q, %v) = %v, %v", c.raw, c.set, got, err)
 		}
-	}
-	if !MarksSkipCache(1, ReasonAuth, "s1") || MarksSkipCache(0, ReasonAuth, "s1") || MarksSkipCache(1, ReasonAuth, "") || MarksSkipCache(1, ReasonRateLimit, "s1") {
-		t.Error("only non-primary auth failures inside a session mark the skip cache")
 	}
 }
 

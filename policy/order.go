@@ -192,9 +192,9 @@ func expired(p *StoredProfile, now time.Time) bool {
 	return p.Type == TypeOAuth && !p.Expires.IsZero() && !now.Before(p.Expires)
 }
 
-// NextProfile is the profile a rotation moves to: the first available one of ordered not yet
+// nextProfile is the profile a rotation moves to: the first available one of ordered not yet
 // tried in this candidate ("" when none is left).
-func NextProfile(ordered []OrderedProfile, tried map[string]bool) string {
+func nextProfile(ordered []OrderedProfile, tried map[string]bool) string {
 	for _, op := range ordered {
 		if op.Available && !tried[op.ID] {
 			return op.ID

@@ -5,25 +5,6 @@ import (
 	"time"
 )
 
-// A probe asks whether an outage is over: one call, whatever it answers (issue 26: one probe per
-// throttle window, not three calls).
-func TestAProbeIsOneCall(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		rs    RetryState
-		retry bool
-	}{
-		{"a 503 on an ordinary route is retried in place", RetryState{Status: 503}, true},
-		{"a 503 on a probe is not", RetryState{Status: 503, Probe: true}, false},
-		{"a 429 with Retry-After 0 on a probe is not", RetryState{Status: 429, Hint: RetryHint{HasAfter: true}, Probe: true}, false},
-		{"a reset before any output on a probe is not", RetryState{Net: NetReset, Probe: true}, false},
-	} {
-		if retry, _ := SameCandidateRetry(c.rs); retry != c.retry {
-			t.Errorf("%s: retry %v", c.name, retry)
-		}
-	}
-}
-
 // Whether a call is a probe is read from the stats the reply decided on: a profile cooling down
 // for the call's model could only have been chosen by a probe.
 func TestProbeCall(t *testing.T) {
@@ -55,7 +36,7 @@ func TestProbeCall(t *testing.T) {
 		if len(c.profiles) > 0 {
 			provider = c.profiles[0].Provider
 		}
-		if got := ProbeCall(c.profiles, "openai:default", provider, c.model, now); got != c.probe {
+		if got := probeCall(c.profiles, "openai:default", provider, c.model, now); got != c.probe {
 			t.Errorf("%s: probe %v", c.name, got)
 		}
 	}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -195,8 +196,8 @@ type DecisionInput struct {
 	// Previous is the last failed attempt before a success, linked to the winner.
 	Previous     *Attempt
 	ProfileCount int
-	// Step is what the reply does after a failure (NextStep's answer; StepStop with no reason
-	// for a user's abort). Empty: inferred from the reason, as if format retry were off.
+	// Step is what the reply does after a failure (FailurePlan.DecisionStep; StepStop with no
+	// reason for a user's abort). Empty: inferred from the reason, as if format retry were off.
 	Step string
 }
 
@@ -321,6 +322,24 @@ func Exhausted(attempts []Attempt, image bool, soonest time.Time) Exhaustion {
 	return e
 }
 
+// AllRateLimited reports an exhaustion whose every failed or skipped attempt was rate-limited:
+// a front door answers it with 429 and Retry-After, the whole seconds until the soonest candidate
+// is back (at least 1), or 0 when no expiry is known (no Retry-After).
+func (e Exhaustion) AllRateLimited(now time.Time) (limited bool, retryAfterSeconds int) {
+	if len(e.Attempts) == 0 {
+		return false, 0
+	}
+	for _, a := range e.Attempts {
+		if a.unsuccessful() && a.Reason != ReasonRateLimit {
+			return false, 0
+		}
+	}
+	if e.SoonestCooldownExpiry != nil {
+		retryAfterSeconds = max(1, int(math.Ceil(e.SoonestCooldownExpiry.Sub(now).Seconds())))
+	}
+	return true, retryAfterSeconds
+}
+
 // EarliestOf returns the earliest non-zero time, zero if none.
 func EarliestOf(times ...time.Time) time.Time {
 	var out time.Time
@@ -330,15 +349,6 @@ func EarliestOf(times ...time.Time) time.Time {
 		}
 	}
 	return out
-}
-
-// StopError is the error type a reply stopped by a failure that must not fail over ends with:
-// a context overflow says so; every other stop (a request the provider rejects) is a format error.
-func StopError(r Reason) string {
-	if r == ReasonContextOverflow {
-		return ErrContextOverflow
-	}
-	return ErrFormat
 }
 
 // LastFailed is the last failed attempt of attempts (nil: none failed), which a success's

@@ -137,3 +137,34 @@ func TestExhausted(t *testing.T) {
 		t.Error("no known expiry is null")
 	}
 }
+
+// A reply whose chain ran out only on rate limits is the caller's to retry later: 429 with
+// Retry-After, the whole seconds until the soonest candidate is back.
+func TestAnExhaustionOfRateLimitsIsA429(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	limited := Attempt{Result: ResultFailed, Reason: ReasonRateLimit}
+	skipped := Attempt{Result: ResultSkipped, Reason: ReasonRateLimit}
+	for _, c := range []struct {
+		name       string
+		e          Exhaustion
+		limited    bool
+		retryAfter int
+	}{
+		{"every failed or skipped attempt rate-limited: the seconds until the soonest back, rounded up",
+			Exhaustion{Attempts: []Attempt{limited, skipped}, SoonestCooldownExpiry: at(90*time.Second + 200*time.Millisecond)}, true, 91},
+		{"whole seconds are not rounded up", Exhaustion{Attempts: []Attempt{limited}, SoonestCooldownExpiry: at(time.Minute)}, true, 60},
+		{"less than a second is 1", Exhaustion{Attempts: []Attempt{limited}, SoonestCooldownExpiry: at(100 * time.Millisecond)}, true, 1},
+		{"an expiry already past is 1", Exhaustion{Attempts: []Attempt{limited}, SoonestCooldownExpiry: at(-5 * time.Second)}, true, 1},
+		{"no expiry known: no Retry-After", Exhaustion{Attempts: []Attempt{limited}}, true, 0},
+		{"a user's switch is not a failure", Exhaustion{Attempts: []Attempt{limited, {Result: ResultSwitched}}, SoonestCooldownExpiry: at(time.Second)}, true, 1},
+		{"one failure of another reason: not a 429",
+			Exhaustion{Attempts: []Attempt{limited, {Result: ResultFailed, Reason: ReasonTimeout}}, SoonestCooldownExpiry: at(time.Second)}, false, 0},
+		{"a candidate skipped for auth: not a 429", Exhaustion{Attempts: []Attempt{limited, {Result: ResultSkipped, Reason: ReasonAuth}}}, false, 0},
+		{"no attempt at all: not a 429", Exhaustion{SoonestCooldownExpiry: at(time.Second)}, false, 0},
+	} {
+		if limited, retryAfter := c.e.AllRateLimited(now); limited != c.limited || retryAfter != c.retryAfter {
+			t.Errorf("%s: %v, Retry-After %d; want %v, %d", c.name, limited, retryAfter, c.limited, c.retryAfter)
+		}
+	}
+}

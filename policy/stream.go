@@ -18,20 +18,20 @@ type Streaming struct {
 
 // What a reply does after a failed attempt, given what of it reached the caller.
 const (
-	AfterFaultFailover = ""         // nothing reached the caller: fail over as ever
-	AfterFaultContinue = "continue" // keep what the caller has; the next candidate continues it
-	AfterFaultStop     = "stop"     // end the reply: the caller's stream ends with an error
+	afterFaultFailover = ""         // nothing reached the caller: fail over as ever
+	afterFaultContinue = "continue" // keep what the caller has; the next candidate continues it
+	afterFaultStop     = "stop"     // end the reply: the caller's stream ends with an error
 )
 
-// MidStreamAction decides what a failed attempt means for the answer the caller already holds:
+// midStreamAction decides what a failed attempt means for the answer the caller already holds:
 // delivered is whether this attempt's content reached a live caller, partial the text of it.
-func MidStreamAction(mode string, delivered bool, partial string, toolCallsDelivered int) string {
+func midStreamAction(mode string, delivered bool, partial string, toolCallsDelivered int) string {
 	if !delivered || (partial == "" && toolCallsDelivered == 0) {
-		return AfterFaultFailover
+		return afterFaultFailover
 	}
 	if mode == MidStreamError || toolCallsDelivered > 0 {
 		// A tool call the caller already holds cannot be taken back or continued.
-		return AfterFaultStop
+		return afterFaultStop
 	}
-	return AfterFaultContinue
+	return afterFaultContinue
 }

@@ -14,15 +14,15 @@ func TestAStreamFaultAfterTheCallerSawContent(t *testing.T) {
 		toolCallsDelivered int
 		want               string
 	}{
-		{"a failure before the first byte fails over unseen", MidStreamContinue, true, "", 0, AfterFaultFailover},
-		{"content no live caller saw fails over from scratch", MidStreamContinue, false, "The quick", 0, AfterFaultFailover},
-		{"continue: the next candidate continues the text", MidStreamContinue, true, "The quick", 0, AfterFaultContinue},
-		{"the default mode is continue", "", true, "The quick", 0, AfterFaultContinue},
-		{"error: the caller's stream ends with an error", MidStreamError, true, "The quick", 0, AfterFaultStop},
-		{"a tool call the caller holds cannot be continued", MidStreamContinue, true, "", 1, AfterFaultStop},
+		{"a failure before the first byte fails over unseen", MidStreamContinue, true, "", 0, afterFaultFailover},
+		{"content no live caller saw fails over from scratch", MidStreamContinue, false, "The quick", 0, afterFaultFailover},
+		{"continue: the next candidate continues the text", MidStreamContinue, true, "The quick", 0, afterFaultContinue},
+		{"the default mode is continue", "", true, "The quick", 0, afterFaultContinue},
+		{"error: the caller's stream ends with an error", MidStreamError, true, "The quick", 0, afterFaultStop},
+		{"a tool call the caller holds cannot be continued", MidStreamContinue, true, "", 1, afterFaultStop},
 	}
 	for _, c := range cases {
-		if got := MidStreamAction(c.mode, c.delivered, c.partial, c.toolCallsDelivered); got != c.want {
+		if got := midStreamAction(c.mode, c.delivered, c.partial, c.toolCallsDelivered); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}

@@ -129,12 +129,13 @@ type AttemptRequest struct {
 }
 
 // WillRetry reports whether a reply calls the same route again after this outcome (the
-// retry half of SameCandidateRetry, which does not depend on jitter).
+// same-candidate retry of AfterFailure, which does not depend on jitter). It does not know a
+// probe: a probe's failure it expects retried, the reply records itself.
 func WillRetry(out AttemptOutcome, retriesSoFar int, maxWait time.Duration) bool {
 	if out.OK {
 		return false
 	}
-	retry, _ := SameCandidateRetry(RetryState{Status: out.Status, Net: NetErrorKind(out.Net), StreamFault: out.StreamFault != "",
+	retry, _, _ := sameCandidateRetry(retryState{Status: out.Status, Net: NetErrorKind(out.Net), StreamFault: out.StreamFault != "",
 		Hint: out.Hint, RetriesSoFar: retriesSoFar, MaxWait: maxWait})
 	return retry
 }

@@ -121,22 +121,8 @@ func TestRotationMovesToTheNextAvailableProfileNotTried(t *testing.T) {
 		{"a profile in cooldown is passed over", map[string]bool{"p:a": true}, "p:c"},
 		{"none is left once every available profile was tried", map[string]bool{"p:a": true, "p:c": true}, ""},
 	} {
-		if got := NextProfile(ordered, tc.tried); got != tc.want {
-			t.Errorf("%s: NextProfile = %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestAStopEndsWithItsErrorType(t *testing.T) {
-	for _, tc := range []struct {
-		reason Reason
-		want   string
-	}{
-		{ReasonContextOverflow, ErrContextOverflow},
-		{ReasonFormat, ErrFormat},
-	} {
-		if got := StopError(tc.reason); got != tc.want {
-			t.Errorf("a stop on %s ends with %s, want %s", tc.reason, got, tc.want)
+		if got := nextProfile(ordered, tc.tried); got != tc.want {
+			t.Errorf("%s: nextProfile = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

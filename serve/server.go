@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -624,18 +623,8 @@ func replyError(err error, now time.Time) *wire.Error {
 	case policy.ErrFallbackSummary:
 		var ex policy.Exhaustion
 		_ = appErr.Details(&ex)
-		allRate := len(ex.Attempts) > 0
-		for _, a := range ex.Attempts {
-			if (a.Result == policy.ResultFailed || a.Result == policy.ResultSkipped) && a.Reason != policy.ReasonRateLimit {
-				allRate = false
-			}
-		}
-		if allRate {
-			e := &wire.Error{Status: http.StatusTooManyRequests, Message: appErr.Message(), Type: "rate_limit_error", Code: "rate_limit_exceeded"}
-			if ex.SoonestCooldownExpiry != nil {
-				e.RetryAfter = max(1, int(math.Ceil(ex.SoonestCooldownExpiry.Sub(now).Seconds())))
-			}
-			return e
+		if limited, retryAfter := ex.AllRateLimited(now); limited {
+			return &wire.Error{Status: http.StatusTooManyRequests, Message: appErr.Message(), Type: "rate_limit_error", Code: "rate_limit_exceeded", RetryAfter: retryAfter}
 		}
 		return &wire.Error{Status: http.StatusBadGateway, Message: appErr.Message(), Type: "server_error", Code: string(ex.Reason)}
 	}

@@ -13,8 +13,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// One attempt on one (candidate, profile): where it runs, how a lost worker is told from a
-// failing provider, and the same-candidate retries.
+// One attempt on one (candidate, profile): where it runs, and how a lost worker is told from a
+// failing provider. What follows a failure (a same-candidate retry among others) is
+// policy.AfterFailure's plan, which tryCandidate applies.
 
 const (
 	// attemptHeartbeat is how soon a lost worker is noticed: an attempt heartbeats on its own
@@ -26,22 +27,20 @@ const (
 	streamQueueWait = 10 * time.Second
 )
 
-// call makes one attempt, with the same-candidate retries that stand in for SDK retries:
-// durable timers between them, only the last failure counts against the profile.
-func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string, onSuccess *policy.TurnEnd) (policy.AttemptOutcome, int, error) {
+// call makes one attempt with the given same-candidate retries so far and continuation. A lost
+// worker or a dead door queue is baton's fault, not the provider's: the same attempt runs again.
+func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string, onSuccess *policy.TurnEnd,
+	retries int, continuation string) (policy.AttemptOutcome, error) {
 	dl := r.state.Config.Deadlines(cand.ModelRef, r.req.Reasoning, r.state.DeadlineDefaults()) // the model's clocks
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Minute,
 		HeartbeatTimeout:    attemptHeartbeat, // a worker that stops heartbeating is gone
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	}
-	key, continuation := "", ""
-	for retries := 0; ; retries++ {
-		if key == "" {
-			r.attemptSeq++
-			run := workflow.GetInfo(ctx).WorkflowExecution
-			key = fmt.Sprintf("%s/%s/%d", run.ID, run.RunID, r.attemptSeq)
-		}
+	r.attemptSeq++
+	run := workflow.GetInfo(ctx).WorkflowExecution
+	key := fmt.Sprintf("%s/%s/%d", run.ID, run.RunID, r.attemptSeq)
+	for {
 		live := r.req.StreamQueue != "" && !r.streamLost
 		if live {
 			opts.TaskQueue, opts.ScheduleToStartTimeout = r.req.StreamQueue, streamQueueWait
@@ -50,7 +49,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		}
 		out, err := Attempt.Run(workflow.WithActivityOptions(ctx, opts), policy.AttemptRequest{
 			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile,
-			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.prefix, Key: key,
+			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.held.Text, Key: key,
 			Continuation: continuation,
 			Now:          workflow.Now(ctx), FirstTokenTimeout: dl.FirstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
 			AttemptTimeout: dl.Attempt, MinTokensPerSecond: dl.MinTokensPerSecond, ThroughputGrace: dl.ThroughputGrace,
@@ -61,60 +60,24 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		case live && errors.As(err, &timeoutErr) && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
 			// The front door's worker is gone: the shared queue takes the same attempt, no blame.
 			r.streamLost = true
-			retries--
 			continue
 		case workerLost(err):
 			// baton's own fault: the same attempt again (same identity: what it kept is not bought
 			// again), no usage, no session write, no notice, no fallback.
 			r.workersLost++
 			if limit := cmp.Or(r.state.InfraRetries, policy.DefaultInfraRetries); r.workersLost > limit {
-				return out, retries, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 					"the workers running this reply were lost %d times (%v): baton's infrastructure failed, not the models", r.workersLost, err),
 					policy.ErrWorkersLost, nil, r.joined())
 			}
-			retries--
 			continue
 		case errors.As(err, &timeoutErr):
 			// The attempt outlived its start-to-close timeout: the provider held it too long.
 			out = policy.AttemptOutcome{Reason: policy.ReasonTimeout, Error: "the attempt ran past its time limit", StreamFault: "stall"}
 		case err != nil:
-			return out, retries, err
+			return out, err
 		}
-		key = "" // the next call is a new attempt
-		if out.PrefillRejected && continuation != policy.ContinueRestart {
-			// The model cannot take a prefill: a capability, not a fault. Asked once more to restart.
-			continuation = policy.ContinueRestart
-			retries--
-			continue
-		}
-		if out.OK || r.pending != nil {
-			return out, retries, nil // a user's switch waits for no more retries
-		}
-		// A probe is one call (policy.ProbeCall); its failure is recorded by the reply, as the
-		// attempt, expecting a retry, did not record it.
-		rs := policy.RetryState{Status: out.Status, Net: policy.NetErrorKind(out.Net), StreamFault: out.StreamFault != "", Hint: out.Hint,
-			RetriesSoFar: retries, MaxWait: r.state.RetryMaxWait, Probe: policy.ProbeCall(r.state.Profiles, profile, cand.Provider, cand.Model, workflow.Now(ctx))}
-		if rs.Probe {
-			plain := rs
-			plain.Probe = false
-			if retry, _ := policy.SameCandidateRetry(plain); retry && workflow.GetVersion(ctx, changeProbeOneCall, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-				rs.Probe = false // a reply that began before retried its probes in place
-			}
-		}
-		if retry, _ := policy.SameCandidateRetry(rs); !retry {
-			return out, retries, nil // no jitter is drawn for a retry not made
-		}
-		if !r.req.NoJitter {
-			_ = workflow.SideEffect(ctx, func(workflow.Context) any { return randomFraction() }).Get(&rs.Jitter)
-		}
-		_, wait := policy.SameCandidateRetry(rs)
-		if wait > 0 {
-			r.status.WaitUntil = workflow.Now(ctx).Add(wait)
-			if err := workflow.Sleep(ctx, wait); err != nil {
-				return out, retries, err
-			}
-			r.status.WaitUntil = time.Time{}
-		}
+		return out, nil
 	}
 }
 

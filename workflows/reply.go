@@ -51,13 +51,9 @@ type reply struct {
 	status        Status
 	pending       *SwitchModel // a user's switch, applied once the in-flight attempt ends
 	started       time.Time
-	// prefix is the answer a live caller already holds from attempts cut mid-stream; the next
-	// attempt continues it (streaming.midStream "continue"). cut names the fault that first cut
-	// it (the error a reply that cannot finish it ends with), billed what the cut attempts cost.
-	prefix       string
-	cut          string
-	billedInput  int64
-	billedOutput int64
+	// held is the answer a live caller already holds from attempts cut mid-stream; the next
+	// attempt continues it (streaming.midStream "continue").
+	held policy.CutAnswer
 	// checked: this reply continues cut answers under the continuation check (changeContinuationCheck).
 	checked bool
 	// streamLost: the front door's queue went unpolled; attempts go to the shared queue.
@@ -116,12 +112,12 @@ func (r *reply) run(ctx workflow.Context) (policy.ReplyResult, error) {
 		// one may be back and walk the chain again; else fail with the summary.
 		now := workflow.Now(ctx)
 		e := policy.Exhausted(r.attempts, r.chain.Image, policy.SoonestBack(r.chain, r.state.Profiles, now))
-		if r.checked && r.prefix != "" {
+		if r.checked && r.held.Text != "" {
 			// A caller holds part of an answer no candidate could finish: its stream ends with an
 			// error naming the cut, never a wait nobody would see the end of.
 			r.observe(ctx, "failed", false)
 			return policy.ReplyResult{}, temporal.NewNonRetryableApplicationError(
-				r.cut+"; no candidate could continue it: "+e.Message, policy.ErrStreamInterrupted, nil, r.joined())
+				r.held.Fault+"; no candidate could continue it: "+e.Message, policy.ErrStreamInterrupted, nil, r.joined())
 		}
 		if r.req.WaitForCooldown <= 0 || e.SoonestCooldownExpiry == nil || e.SoonestCooldownExpiry.After(deadline) {
 			return policy.ReplyResult{}, r.fail(ctx, e)
@@ -141,7 +137,7 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 	for i := 0; i < len(r.chain.Candidates); i++ {
 		cand := r.chain.Candidates[i]
 		now := workflow.Now(ctx)
-		if r.checked && r.prefix != "" && cfg.Continuation(cand.ModelRef) == policy.ContinueNone {
+		if r.checked && r.held.Text != "" && cfg.Continuation(cand.ModelRef) == policy.ContinueNone {
 			r.skip(ctx, i, policy.Attempt{Provider: cand.Provider, Model: cand.Model, Result: policy.ResultSkipped,
 				Reason: policy.ReasonNoContinuation, Error: policy.NoContinuationSkipText(cand.ModelRef), At: now}, 0)
 			continue
@@ -212,101 +208,115 @@ func (r *reply) skip(ctx workflow.Context, i int, a policy.Attempt, profiles int
 	r.log(ctx, policy.DecisionSkip, i, a, profiles, nil, "")
 }
 
-// tryCandidate tries the candidate's profiles in order (rotating as policy says). done reports
-// that the reply ends here: with a result, or with a stop error.
+// tryCandidate tries the candidate's profiles in order, one call at a time, and applies what
+// policy.AfterFailure plans after each failed one. done reports that the reply ends here: with a
+// result, or with a stop error.
 func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate, ordered []policy.OrderedProfile,
 	d policy.CandidateDecision, userPin bool) (policy.ReplyResult, bool, error) {
 	probe := d.Action == policy.ActionProbe
 	tried := map[string]bool{}
 	rotations := map[policy.Reason]int{}
+	retries, continuation := 0, ""
 	for profile := d.Profile; profile != ""; {
 		tried[profile] = true
 		r.status.Candidate, r.status.Profile = cand.String(), profile
-		// What a success writes depends only on the failures before it: computed once, handed to
-		// the attempt, which ends the turn itself.
+		// What a success writes depends only on the failures before it: computed before the
+		// attempt, which ends the turn itself.
 		end, notices := policy.EndOfTurn(policy.TurnEndInput{Request: r.req, Chain: r.chain, Served: cand.ModelRef,
 			Profile: profile, Attempts: r.attempts, Notice: r.state.Notice, ClearStale: r.clearStale})
-		out, retries, err := r.call(ctx, cand, profile, end)
+		out, err := r.call(ctx, cand, profile, end, retries, continuation)
 		if err != nil {
-			if ctx.Err() != nil || isAbort(err) {
-				// The attempt in flight when the reply was aborted: failed, with no reason.
-				p, rt := probe, retries
-				r.attempts = append(r.attempts, policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile,
-					Probe: &p, Retries: &rt, Continues: r.prefix != "", Result: policy.ResultFailed, At: workflow.Now(ctx)})
-			}
-			return policy.ReplyResult{}, true, err
+			return r.interrupted(ctx, err, cand, profile, probe, retries)
 		}
 		now := workflow.Now(ctx)
-		if !out.Mismatch {
+		p, rt := probe, retries
+		a := policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile, Probe: &p, Retries: &rt,
+			Continues: r.held.Text != "", At: now}
+		if out.OK {
 			if err := r.record(ctx, cand, profile, out, now); err != nil {
 				return policy.ReplyResult{}, true, err
 			}
-		}
-		p, rt := probe, retries
-		a := policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile, Probe: &p, Retries: &rt,
-			Continues: r.prefix != "", At: now}
-		if out.OK {
 			a.Result = policy.ResultSucceeded
 			r.attempts = append(r.attempts, a)
 			res, err := r.succeed(ctx, i, cand, profile, out, end, notices)
 			return res, true, err
 		}
-		if out.Mismatch {
-			// The continuation is another answer, and none of it went out: the caller's answer
-			// cannot be finished truthfully. Nobody is blamed.
-			a.Result, a.Reason, a.Error = policy.ResultFailed, policy.ReasonContinuationMismatch, out.Error
-			r.attempts = append(r.attempts, a)
-			r.log(ctx, policy.DecisionFailed, i, a, len(ordered), nil, policy.StepStop)
-			return policy.ReplyResult{}, true, temporal.NewNonRetryableApplicationError(
-				r.cut+"; "+out.Error, policy.ErrContinuationMismatch, nil, r.joined())
+
+		f := policy.FailedAttempt{Outcome: out, Candidate: cand.ModelRef, Index: i, ChainLen: len(r.chain.Candidates), Profile: profile,
+			Decision: d, Order: ordered, Tried: tried, UserPinned: userPin, Rotations: rotations, Earlier: r.attempts,
+			Stats: r.state.Profiles, Retries: retries, RetryMaxWait: r.state.RetryMaxWait, Continuation: continuation,
+			NoJitter: r.req.NoJitter, SwitchPending: r.pending != nil, Held: r.held, MidStream: r.state.Config.Streaming.MidStream,
+			Session: r.req.Session, SkipTTL: r.state.SkipTTL, Cooldowns: r.state.Config.Cooldowns, Now: now}
+		plan := policy.AfterFailure(f)
+		if plan.DependsOnProbeOneCall && workflow.GetVersion(ctx, changeProbeOneCall, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			f.ProbesRetriedInPlace = true
+			plan = policy.AfterFailure(f)
 		}
-		a.Result, a.Reason, a.Status, a.Code, a.Error = policy.ResultFailed, out.Reason, out.Status, out.Code, out.Error
-		r.attempts = append(r.attempts, a)
-		next := policy.NextProfile(ordered, tried)
-		step, wait := policy.NextStep(policy.FailureState{Reason: out.Reason, Rotations: rotations, NextProfile: next,
-			UserPinned: userPin, Probe: probe, FormatRetryUsed: policy.UsedFormatRetry(r.attempts[:len(r.attempts)-1]),
-			HasNextCandidate: i+1 < len(r.chain.Candidates)}, r.state.Config.Cooldowns)
-		r.log(ctx, policy.DecisionFailed, i, a, len(ordered), nil, step)
-		switch policy.MidStreamAction(r.state.Config.Streaming.MidStream, out.Delivered, out.Partial, out.ToolCallsDelivered) {
-		case policy.AfterFaultStop:
-			return policy.ReplyResult{}, true, temporal.NewNonRetryableApplicationError(
-				"the stream failed after part of the answer reached the caller: "+out.Error, policy.ErrStreamInterrupted, nil, r.joined())
-		case policy.AfterFaultContinue:
-			if r.prefix == "" {
-				r.cut = policy.CutText(cand.ModelRef, out.Partial, out.StreamFault, out.Error)
-				r.checked = workflow.GetVersion(ctx, changeContinuationCheck, workflow.DefaultVersion, 1) == 1
+		if plan.Step == policy.StepRetry {
+			// Only the last failure of a series counts: nothing is recorded, the same route again.
+			jitter := 0.0
+			if plan.Jitter {
+				_ = workflow.SideEffect(ctx, func(workflow.Context) any { return randomFraction() }).Get(&jitter)
 			}
-			r.prefix += out.Partial
-			r.billedInput, r.billedOutput = r.billedInput+out.BilledInput, r.billedOutput+out.BilledOutput
+			if wait := plan.Pause(jitter); wait > 0 {
+				r.status.WaitUntil = workflow.Now(ctx).Add(wait)
+				if err := workflow.Sleep(ctx, wait); err != nil {
+					return r.interrupted(ctx, err, cand, profile, probe, retries)
+				}
+				r.status.WaitUntil = time.Time{}
+			}
+			profile, retries, continuation = plan.Profile, plan.Retries, plan.Continuation
+			continue
 		}
-		if probe && d.TransientProbe && !policy.KeepsTransientSlot(out.Reason) {
-			r.transientUsed[cand.Provider] = true
-		}
-		if policy.MarksSkipCache(i, out.Reason, r.req.Session) && r.state.SkipTTL > 0 {
-			mark := policy.SkipMark{Model: cand.String(), Profile: profile, Reason: out.Reason, Until: now.Add(r.state.SkipTTL)}
-			if _, err := MarkSkip.RunLocal(storeStep(ctx), policy.SkipMarkRequest{Session: r.req.Session, Mark: mark, At: now}); err != nil {
+
+		if plan.Blames {
+			if err := r.record(ctx, cand, profile, out, now); err != nil {
 				return policy.ReplyResult{}, true, err
 			}
 		}
-		if r.pending != nil {
+		a.Result, a.Reason, a.Status, a.Code, a.Error = policy.ResultFailed, plan.Reason, out.Status, out.Code, out.Error
+		r.attempts = append(r.attempts, a)
+		r.log(ctx, policy.DecisionFailed, i, a, len(ordered), nil, plan.DecisionStep)
+		if plan.Cuts {
+			r.checked = workflow.GetVersion(ctx, changeContinuationCheck, workflow.DefaultVersion, 1) == 1
+		}
+		r.held = plan.Held
+		if plan.SpendsTransientProbe {
+			r.transientUsed[cand.Provider] = true
+		}
+		if plan.SkipMark != nil {
+			if _, err := MarkSkip.RunLocal(storeStep(ctx), policy.SkipMarkRequest{Session: r.req.Session, Mark: *plan.SkipMark, At: now}); err != nil {
+				return policy.ReplyResult{}, true, err
+			}
+		}
+		if plan.YieldsToSwitch && r.pending != nil {
 			return policy.ReplyResult{}, false, nil // the user switched: walk decides where to go
 		}
-		switch step {
+		switch plan.Step {
 		case policy.StepStop:
-			return policy.ReplyResult{}, true, temporal.NewNonRetryableApplicationError(out.Error, policy.StopError(out.Reason), nil, r.joined())
+			return policy.ReplyResult{}, true, temporal.NewNonRetryableApplicationError(plan.StopMessage, plan.StopType, nil, r.joined())
 		case policy.StepRotate:
-			rotations[out.Reason]++
-			if wait > 0 {
-				if err := workflow.Sleep(ctx, wait); err != nil {
+			rotations[plan.Reason]++
+			if plan.Wait > 0 {
+				if err := workflow.Sleep(ctx, plan.Wait); err != nil {
 					return policy.ReplyResult{}, true, err
 				}
 			}
-			profile = next
-		default:
-			profile = ""
 		}
+		profile, retries, continuation = plan.Profile, plan.Retries, plan.Continuation
 	}
 	return policy.ReplyResult{}, false, nil
+}
+
+// interrupted ends a candidate whose call or retry wait failed with err. The attempt in flight
+// when the reply was aborted is recorded: failed, with no reason.
+func (r *reply) interrupted(ctx workflow.Context, err error, cand policy.Candidate, profile string, probe bool,
+	retries int) (policy.ReplyResult, bool, error) {
+	if ctx.Err() != nil || isAbort(err) {
+		r.attempts = append(r.attempts, policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile,
+			Probe: &probe, Retries: &retries, Continues: r.held.Text != "", Result: policy.ResultFailed, At: workflow.Now(ctx)})
+	}
+	return policy.ReplyResult{}, true, err
 }
 
 // record keeps the profile's usage stats as the attempt recorded them, recording them here when
@@ -368,9 +378,9 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 			saAttempts.ValueSet(int64(len(r.attempts))), saUsedFallback.ValueSet(usedFallback))
 	}
 	answer := out.Answer
-	answer.Text = r.prefix + out.Text // the caller's whole answer, when it continued a cut stream
+	answer.Text = r.held.Text + out.Text // the caller's whole answer, when it continued a cut stream
 	// The caller was billed for the cut attempts too.
-	answer.Input, answer.Output = answer.Input+r.billedInput, answer.Output+r.billedOutput
+	answer.Input, answer.Output = answer.Input+r.held.BilledInput, answer.Output+r.held.BilledOutput
 	return policy.ReplyResult{Answer: answer, Served: policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
 		Attempts: r.joined(), Notices: notices}, nil
 }
