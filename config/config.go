@@ -191,7 +191,7 @@ func (d *configDecoder) decode(root *jsonValue) *policy.Config {
 				case "", "openai-completions", "openai-responses", "anthropic-messages":
 				default:
 					// An API baton cannot speak is a config mistake, not an outage to discover.
-					d.fail(path+".api", m.value.get("api"), "%q is not an API baton speaks (openai-completions, anthropic-messages)", pc.API)
+					d.fail(path+".api", m.value.get("api"), "%q is not an API baton speaks (openai-completions, openai-responses, anthropic-messages)", pc.API)
 				}
 				for key, v := range map[string]string{"baseUrl": pc.BaseURL, "tokenUrl": pc.TokenURL} {
 					if v == "" {

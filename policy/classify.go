@@ -254,6 +254,8 @@ func classifyCode(code string) Reason {
 		return ReasonAuthPermanent
 	case "OVERLOADED", "OVERLOADED_ERROR":
 		return ReasonOverloaded
+	case "SERVER_ERROR": // the Responses API's in-band error events name their kind only in code
+		return reasonServerError
 	case "INSUFFICIENT_QUOTA":
 		return ReasonBilling
 	case "INVALID_API_KEY":

@@ -27,6 +27,8 @@ func TestClassify(t *testing.T) {
 		{"a 502 is timeout", Failure{Status: 502}, ReasonTimeout},
 		{"a 503 saying service unavailable is overloaded", Failure{Status: 503, Message: "Service Unavailable"}, ReasonOverloaded},
 		{"a 529 is overloaded", Failure{Status: 529}, ReasonOverloaded},
+		{"a Responses stream's server_error event, with no status and vague words, is a server error, which is timeout",
+			Failure{Code: "server_error", Message: "The model had a problem with your request."}, ReasonTimeout},
 		{"a 400 with no body is not a failover signal", Failure{Status: 400, Message: "400 status code (no body)"}, ReasonNone},
 		{"a 422 with no body is not a failover signal", Failure{Status: 422}, ReasonNone},
 		{"a 400 with a body that says nothing known is format", Failure{Status: 400, Message: "Invalid value for 'temperature'"}, ReasonFormat},

@@ -50,10 +50,13 @@ func PrefixFlavour(provider string) bool { return prefixFlavour[NormalizeProvide
 // DefaultContinuation is a model's strategy when its catalog entry names none: Anthropic's
 // Messages API continues a final assistant message (a model that refuses one is asked again with
 // restart), as do the OpenAI-compatible flavours known to; OpenAI's own Chat Completions and
-// unknown compatible servers answer a final assistant message anew, so they restart.
+// unknown compatible servers answer a final assistant message anew, so they restart, as does the
+// Responses API (whatever the flavour: it has no prefix flag).
 func DefaultContinuation(provider, api string) string {
 	p := NormalizeProvider(provider)
 	switch {
+	case api == "openai-responses":
+		return ContinueRestart // no prefix flag: OpenAI's models answer a final assistant message anew
 	case api == "anthropic-messages", api == "" && p == "anthropic":
 		return ContinuePrefill
 	case prefixFlavour[p], prefillFlavour[p]:

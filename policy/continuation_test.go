@@ -13,6 +13,7 @@ func TestDefaultContinuation(t *testing.T) {
 		{"DeepSeek continues with prefix: true", "deepseek", "openai-completions", ContinuePrefill},
 		{"Mistral continues with prefix: true", "mistral", "", ContinuePrefill},
 		{"OpenRouter continues a final assistant message", "openrouter", "", ContinuePrefill},
+		{"the Responses API has no prefix flag: restart, whatever the flavour", "deepseek", "openai-responses", ContinueRestart},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := DefaultContinuation(c.provider, c.api); got != c.want {

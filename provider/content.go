@@ -75,9 +75,13 @@ type Part struct {
 	Arguments string `json:"arguments,omitempty"`
 	Result    []Part `json:"result,omitempty"`
 	IsError   bool   `json:"isError,omitempty"`
-	// Reasoning: Anthropic's signature, or a redacted block's opaque data.
-	Signature string `json:"signature,omitempty"`
-	Redacted  string `json:"redacted,omitempty"`
+	// Reasoning: Anthropic's signature, or a redacted block's opaque data; or an OpenAI Responses
+	// reasoning item, by its id and encrypted content, which only that wire takes back (the others
+	// drop such a part, as one without a signature).
+	Signature   string `json:"signature,omitempty"`
+	Redacted    string `json:"redacted,omitempty"`
+	ReasoningID string `json:"reasoningId,omitempty"`
+	Encrypted   string `json:"encrypted,omitempty"`
 	// CacheControl is Anthropic's prompt-caching mark on this block, kept for Anthropic candidates.
 	CacheControl json.RawMessage `json:"cacheControl,omitempty"`
 }
@@ -164,6 +168,8 @@ type Usage struct {
 	Input       int64 `json:"inputTokens"`
 	Output      int64 `json:"outputTokens"`
 	CachedInput int64 `json:"cachedInputTokens,omitempty"`
+	// Reasoning is the part of Output spent reasoning, where the wire says (OpenAI Responses).
+	Reasoning int64 `json:"reasoningTokens,omitempty"`
 }
 
 // Answer is a model's answer to a turn.

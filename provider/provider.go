@@ -6,9 +6,10 @@
 // handed out (PartialText, PartialToolCalls), and a later attempt may continue it (Prefill).
 //
 // Each adapter translates a whole Turn (the turn model, content.go: conversation, images, tools,
-// tool results, reasoning, sampling and output controls) to its wire and assembles the streamed
-// answer back into an Answer (text, tool calls, reasoning, finish reason, usage). Dropped lists
-// what a wire leaves out of a turn.
+// tool results, reasoning, sampling and output controls) to its wire (OpenAI's Chat Completions
+// and Responses, Anthropic's Messages) and assembles the streamed answer back into an Answer
+// (text, tool calls, reasoning, finish reason, usage). Dropped lists what a wire leaves out of a
+// turn.
 //
 // The package imports nothing of baton's (imports_test.go): the policy reads what it needs of a
 // failure (Error) through activities.FailureOf.
@@ -37,6 +38,7 @@ import (
 // Wire formats.
 const (
 	APIOpenAICompletions = "openai-completions"
+	APIOpenAIResponses   = "openai-responses"
 	APIAnthropicMessages = "anthropic-messages"
 )
 
@@ -94,8 +96,10 @@ type Request struct {
 	// Prefill is the answer so far, for the model to continue (an attempt after a stream that
 	// failed mid-answer), and Continuation how it is asked to: ContinuePrefill (the default) sends
 	// PrefillSent(Prefill) as the final assistant message, with "prefix": true on the OpenAI wire
-	// when PrefillPrefix; ContinueInstruction follows it with a user message asking to go on. The
-	// Response's answer is then the model's continuation only: the caller checks and joins it.
+	// when PrefillPrefix (the Responses API has no such flag, and OpenAI's models answer a final
+	// assistant message anew: restart is that API's default continuation); ContinueInstruction
+	// follows it with a user message asking to go on. The Response's answer is then the model's
+	// continuation only: the caller checks and joins it.
 	Prefill       string
 	Continuation  string
 	PrefillPrefix bool
@@ -138,8 +142,8 @@ type Delta struct {
 	Text      string    // answer text
 	Reasoning string    // reasoning (thinking) text
 	ToolCall  *ToolCall // a complete tool call: final id, name and arguments
-	// ReasoningPart is a whole Anthropic thinking block (with its signature, or redacted) at its
-	// end, after its Reasoning deltas.
+	// ReasoningPart is a whole reasoning part at its end, after its Reasoning deltas: an Anthropic
+	// thinking block (with its signature, or redacted), or a Responses reasoning item.
 	ReasoningPart *Part
 }
 
@@ -293,10 +297,12 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 	switch api {
 	case APIAnthropicMessages:
 		resp, err = completeAnthropic(ctx, req, httpClient, secret, clk, em)
-	case APIOpenAICompletions, "openai-responses", "":
+	case APIOpenAIResponses:
+		resp, err = completeResponses(ctx, req, httpClient, secret, clk, em)
+	case APIOpenAICompletions, "":
 		resp, err = completeOpenAI(ctx, req, httpClient, secret, clk, em, cap)
 	default:
-		return Response{}, fmt.Errorf("provider %q: API %q is not supported (openai-completions, anthropic-messages)", req.Provider, api)
+		return Response{}, fmt.Errorf("provider %q: API %q is not supported (openai-completions, openai-responses, anthropic-messages)", req.Provider, api)
 	}
 	if err != nil {
 		err = toError(ctx, err, cap, resp.Chunks > 0, secret)
@@ -767,28 +773,31 @@ func (d *drops) add(field string) {
 	d.list = append(d.list, field)
 }
 
-// Dropped lists the fields of a turn that a wire (APIOpenAICompletions or APIAnthropicMessages;
-// anything else is read as the first) cannot carry and leaves out, for logs: parameters
-// ("params.seed"), fields of tools ("tools.strict"), fields of message content
+// Dropped lists the fields of a turn that a wire (APIOpenAICompletions, APIOpenAIResponses or
+// APIAnthropicMessages; anything else is read as the first) cannot carry and leaves out, for
+// logs: parameters ("params.seed"), fields of tools ("tools.strict"), fields of message content
 // ("messages.content.cacheControl"), parts the wire cannot take where they are
 // ("messages.content.reasoning (in an assistant message)"), and extra fields not forwarded
-// ("extra.KEY": meant for the other wire, or one the adapter sets itself). What the wire carries in
-// another form (a tool result's image moved to a user message, a JSON response format emulated by
-// a tool, a temperature clamped to Anthropic's range) is not listed.
+// ("extra.KEY": meant for another wire, or one the adapter sets itself; the Responses wire, which
+// no caller speaks, forwards none). What the wire carries in another form (a tool result's image
+// moved to a user message, a JSON response format emulated by a tool, a temperature clamped to
+// Anthropic's range) is not listed.
 func Dropped(t Turn, api string) []string {
 	d := &drops{}
-	wire, forwarded := WireOpenAI, map[string]bool{}
-	if api == APIAnthropicMessages {
-		wire = WireAnthropic
+	forwarded := map[string]bool{}
+	switch api {
+	case APIAnthropicMessages:
 		body, _ := anthropicBody("m", t, d, "")
-		if t.Wire == wire {
+		if t.Wire == WireAnthropic {
 			for _, f := range extraFields(t.Extra, anthropicOwnKeys, body, anthropicOverridable(t)) {
 				forwarded[f.key] = true
 			}
 		}
-	} else {
+	case APIOpenAIResponses:
+		responsesBody("m", t, d) // no caller speaks it: every extra field is dropped
+	default:
 		body := openAIBody("m", t, d)
-		if t.Wire == wire {
+		if t.Wire == WireOpenAI {
 			for _, f := range extraFields(t.Extra, openAIOwnKeys, body, nil) {
 				forwarded[f.key] = true
 			}

@@ -24,6 +24,8 @@ type Request struct {
 	// WaitForCooldown is baton's extension field `wait_for_cooldown` (a duration such as "10m",
 	// or seconds): the durable wait of `baton reply --wait`.
 	WaitForCooldown time.Duration
+	// Responses is what a Responses API request carries beyond the turn (nil for the other wires).
+	Responses *ResponsesRequest
 }
 
 // Reply is a finished answer to encode.

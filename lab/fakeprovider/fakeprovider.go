@@ -1,15 +1,17 @@
-// Package fakeprovider is a real HTTP server that speaks OpenAI's Chat Completions and
-// Anthropic's Messages wire formats, streaming and not, and fails in every way a provider does:
-// statuses with bodies and headers, resets before headers, delays, cut streams, stalls,
+// Package fakeprovider is a real HTTP server that speaks OpenAI's Chat Completions and Responses
+// and Anthropic's Messages wire formats, streaming and not, and fails in every way a provider
+// does: statuses with bodies and headers, resets before headers, delays, cut streams, stalls,
 // malformed chunks, in-band error events, empty answers. Healthy answers carry text, tool calls
-// (and, in Anthropic's format, a thinking block), usage with cached tokens, or an echo of the
-// request's messages. A request ending with an assistant message (a prefill, as when a cut answer
-// is continued) is ignored, honoured or rejected with a 400, as real models differ on it. A
-// script of rules, matched per call on (provider, model, profile), says what each call gets;
-// every call is recorded with its request body.
+// (and, in Anthropic's format, a thinking block; in Responses', a reasoning item), usage with
+// cached tokens, or an echo of the request's messages (Responses: its input). A request ending
+// with an assistant message (a prefill, as when a cut answer is continued) is ignored, honoured
+// or rejected with a 400, as real models differ on it. A script of rules, matched per call on
+// (provider, model, profile), says what each call gets; every call is recorded with its request
+// body.
 //
-// Base URLs: {URL}/p/{provider}/v1 for OpenAI-format providers and {URL}/p/{provider} for
-// Anthropic (its SDK adds /v1/messages).
+// Base URLs: {URL}/p/{provider}/v1 for OpenAI-format providers (Chat Completions and Responses:
+// the SDK adds /chat/completions or /responses) and {URL}/p/{provider} for Anthropic (its SDK
+// adds /v1/messages).
 package fakeprovider
 
 import (
@@ -267,8 +269,18 @@ func (s *Server) now() time.Time {
 	return time.Now().UTC()
 }
 
-// ServeHTTP routes /p/{provider}/v1/chat/completions, /p/{provider}/v1/messages, the same without
-// /p/{provider}, and the admin endpoints /_fake/script (PUT rules) and /_fake/calls (GET).
+// wireFormat is the API a call came in on.
+type wireFormat int
+
+const (
+	formatOpenAI    wireFormat = iota // Chat Completions
+	formatAnthropic                   // Messages
+	formatResponses                   // OpenAI's Responses (responses.go)
+)
+
+// ServeHTTP routes /p/{provider}/v1/chat/completions, /p/{provider}/v1/responses,
+// /p/{provider}/v1/messages, the same without /p/{provider}, and the admin endpoints /_fake/script
+// (PUT rules) and /_fake/calls (GET).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch path {
@@ -291,14 +303,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		provider, path, _ = strings.Cut(rest, "/")
 		path = "/" + path
 	}
-	var anthropicFormat bool
+	format := formatOpenAI
 	switch path {
 	case "/v1/chat/completions", "/chat/completions":
 		if provider == "" {
 			provider = "openai"
 		}
+	case "/v1/responses", "/responses":
+		format = formatResponses
+		if provider == "" {
+			provider = "openai"
+		}
 	case "/v1/messages":
-		anthropicFormat = true
+		format = formatAnthropic
 		if provider == "" {
 			provider = "anthropic"
 		}
@@ -310,6 +327,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Model    string          `json:"model"`
 		Stream   bool            `json:"stream"`
 		Messages json.RawMessage `json:"messages"`
+		Input    json.RawMessage `json:"input"` // Responses' messages
 		Tools    json.RawMessage `json:"tools"`
 	}
 	data, _ := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
@@ -325,7 +343,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Read outside the lock: a body may be large.
-	last := readLastMessage(body.Messages)
+	messages, last := body.Messages, lastMessage{}
+	if format == formatResponses {
+		messages, last = body.Input, readLastInput(body.Input)
+	} else {
+		last = readLastMessage(messages)
+	}
 	secret := r.Header.Get("x-api-key")
 	if auth := r.Header.Get("Authorization"); secret == "" && strings.HasPrefix(auth, "Bearer ") {
 		secret = strings.TrimPrefix(auth, "Bearer ")
@@ -345,9 +368,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if resp.Echo {
-		resp.Text = string(body.Messages)
+		resp.Text = string(messages)
 	}
-	resp, prefill := resp.withPrefill(last, anthropicFormat)
+	resp, prefill := resp.withPrefill(last, format == formatAnthropic)
 	outcome := resp.Kind()
 	if prefill == "rejected" {
 		outcome = "prefill rejected"
@@ -366,7 +389,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Stamped when the handler returns: after the answer, or when the client went away.
 		s.stamp(call.N, func(c *Call) { c.EndedAt = time.Now() })
 	}()
-	s.respond(w, r, resp, body.Model, body.Stream, anthropicFormat, call.N)
+	s.respond(w, r, resp, body.Model, body.Stream, format, call.N)
 }
 
 func (s *Server) serveScript(w http.ResponseWriter, r *http.Request) {

@@ -104,7 +104,7 @@ func anthropicUsage(u Usage, output int) map[string]int {
 	return m
 }
 
-func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, model string, stream, anthropic bool, n int) {
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, model string, stream bool, format wireFormat, n int) {
 	if resp.DelayMs > 0 {
 		select {
 		case <-time.After(time.Duration(resp.DelayMs) * time.Millisecond):
@@ -130,7 +130,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, 
 		usage = *resp.Usage
 	}
 	if !stream {
-		s.respondWhole(w, resp, model, usage, anthropic)
+		if format == formatResponses {
+			respondResponsesWhole(w, resp, model, usage)
+			return
+		}
+		s.respondWhole(w, resp, model, usage, format == formatAnthropic)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -153,9 +157,12 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, 
 		return // headers, then nothing
 	}
 	c := &counter{r: r, resp: resp, write: write, first: func() { s.stamp(n, func(c *Call) { c.FirstContentAt = time.Now() }) }}
-	if anthropic {
+	switch format {
+	case formatAnthropic:
 		streamAnthropic(c, resp, model, usage, write)
-	} else {
+	case formatResponses:
+		streamResponses(c, resp, model, usage)
+	default:
 		streamOpenAI(c, resp, model, usage, write)
 	}
 }
