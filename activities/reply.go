@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -58,13 +59,13 @@ func (a *Activities) store() (*store.Store, error) {
 
 // LoadReply reads everything a reply decides on: config, session, profiles with their usage
 // stats, order overrides. Never a secret.
-func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (policy.ReplyState, error) {
+func (a *Activities) LoadReply(ctx context.Context, req workflows.ReplyRequest) (policy.ReplyState, error) {
 	st, err := a.store()
 	if err != nil {
 		return policy.ReplyState{}, err
 	}
 	lim := a.limits()
-	state := policy.ReplyState{Config: a.Config.Get(), RetryMaxWait: lim.RetryMaxWait, SkipTTL: lim.SkipTTL,
+	state := policy.ReplyState{Config: a.Config.Get().ForAgent(req.Agent), RetryMaxWait: lim.RetryMaxWait, SkipTTL: lim.SkipTTL,
 		FirstTokenTimeout: lim.FirstTokenTimeout, IdleTimeout: lim.IdleTimeout, ResponseTimeout: lim.ResponseTimeout,
 		ReasoningFirstTokenTimeout: lim.ReasoningFirstTokenTimeout, AttemptTimeout: lim.AttemptTimeout,
 		InfraRetries: lim.InfraRetries}
@@ -97,7 +98,7 @@ func (a *Activities) LoadReply(ctx context.Context, req policy.ReplyRequest) (po
 // Attempt makes one call with one profile. It heartbeats per chunk, so a stalled stream ends as a
 // heartbeat timeout too, and returns a classified outcome: a failure is data, not an error, so the
 // history keeps the reason every decision was made on.
-func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (out policy.AttemptOutcome, err error) {
+func (a *Activities) Attempt(ctx context.Context, req workflows.AttemptRequest) (out policy.AttemptOutcome, err error) {
 	defer func() { traceAttempt(ctx, req, out, err) }()
 	// An attempt run again after a lost worker returns what its first run bought.
 	kept, final, done := a.kept(ctx, req)
@@ -127,7 +128,7 @@ func (a *Activities) Attempt(ctx context.Context, req policy.AttemptRequest) (ou
 	// The final outcome of this route: record it here, where the answer is, instead of in a step
 	// of its own. A store failure leaves the recording to the reply, and loses no answer.
 	at := a.now()
-	stats, err := a.RecordOutcome(ctx, policy.OutcomeRecord{Agent: req.Agent, Profile: req.Profile, Provider: req.Provider,
+	stats, err := a.RecordOutcome(ctx, workflows.OutcomeRecord{Agent: req.Agent, Profile: req.Profile, Provider: req.Provider,
 		Model: req.Model, OK: out.OK, Reason: out.Reason, Hint: out.Hint, At: at})
 	if err != nil {
 		a.logger().Warn("recording the outcome failed; the reply records it", zap.String("profile", req.Profile), zap.Error(err))
@@ -172,7 +173,7 @@ func awaitServer(ctx context.Context) {
 
 // kept returns what an earlier run of this attempt kept: its outcome (final), or the text its
 // stream had reached (a checkpoint), which this run continues instead of buying again.
-func (a *Activities) kept(ctx context.Context, req policy.AttemptRequest) (out policy.AttemptOutcome, final bool, done string) {
+func (a *Activities) kept(ctx context.Context, req workflows.AttemptRequest) (out policy.AttemptOutcome, final bool, done string) {
 	if req.Key == "" || a.Store == nil {
 		return out, false, ""
 	}
@@ -195,7 +196,7 @@ func (a *Activities) kept(ctx context.Context, req policy.AttemptRequest) (out p
 }
 
 // keep stores an attempt's outcome under its identity; a store failure is logged, not fatal.
-func (a *Activities) keep(ctx context.Context, req policy.AttemptRequest, out policy.AttemptOutcome) {
+func (a *Activities) keep(ctx context.Context, req workflows.AttemptRequest, out policy.AttemptOutcome) {
 	if req.Key == "" || a.Store == nil {
 		return
 	}
@@ -221,7 +222,7 @@ func workerStopping(ctx context.Context) bool {
 // checkpointEvery bounds the store writes of a growing answer.
 const checkpointEvery = 2 * time.Second
 
-func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest, done string) (policy.AttemptOutcome, error) {
+func (a *Activities) attempt(ctx context.Context, req workflows.AttemptRequest, done string) (policy.AttemptOutcome, error) {
 	st, err := a.store()
 	if err != nil {
 		return policy.AttemptOutcome{}, err
@@ -333,7 +334,7 @@ func (a *Activities) attempt(ctx context.Context, req policy.AttemptRequest, don
 }
 
 // RecordOutcome applies an outcome to the profile's usage stats in one transaction.
-func (a *Activities) RecordOutcome(ctx context.Context, r policy.OutcomeRecord) (policy.ProfileStats, error) {
+func (a *Activities) RecordOutcome(ctx context.Context, r workflows.OutcomeRecord) (policy.ProfileStats, error) {
 	st, err := a.store()
 	if err != nil {
 		return policy.ProfileStats{}, err
@@ -361,7 +362,7 @@ func (a *Activities) RecordOutcome(ctx context.Context, r policy.OutcomeRecord) 
 }
 
 // ClaimProbe takes the provider's probe slot (once per provider per 30 s, across replies).
-func (a *Activities) ClaimProbe(ctx context.Context, c policy.ProbeClaim) (bool, error) {
+func (a *Activities) ClaimProbe(ctx context.Context, c workflows.ProbeClaim) (bool, error) {
 	st, err := a.store()
 	if err != nil {
 		return false, err
@@ -371,7 +372,7 @@ func (a *Activities) ClaimProbe(ctx context.Context, c policy.ProbeClaim) (bool,
 
 // WriteFallback writes the fallback override before the fallback is tried, only if the session
 // still holds what the reply loaded. false: the session moved (a user chose meanwhile).
-func (a *Activities) WriteFallback(ctx context.Context, w policy.SessionWrite) (bool, error) {
+func (a *Activities) WriteFallback(ctx context.Context, w workflows.SessionWrite) (bool, error) {
 	st, err := a.store()
 	if err != nil {
 		return false, err
@@ -384,7 +385,7 @@ func (a *Activities) WriteFallback(ctx context.Context, w policy.SessionWrite) (
 }
 
 // RollbackFallback restores what a failed fallback wrote, where it still holds what it wrote.
-func (a *Activities) RollbackFallback(ctx context.Context, r policy.SessionRollback) error {
+func (a *Activities) RollbackFallback(ctx context.Context, r workflows.SessionRollback) error {
 	st, err := a.store()
 	if err != nil {
 		return err
@@ -395,7 +396,7 @@ func (a *Activities) RollbackFallback(ctx context.Context, r policy.SessionRollb
 
 // MarkSkip records a skip-cache mark on the session (replacing one for the same candidate and
 // profile, dropping expired ones).
-func (a *Activities) MarkSkip(ctx context.Context, r policy.SkipMarkRequest) error {
+func (a *Activities) MarkSkip(ctx context.Context, r workflows.SkipMarkRequest) error {
 	st, err := a.store()
 	if err != nil {
 		return err
@@ -512,7 +513,7 @@ func (s *deltaSink) send(d provider.Delta) {
 // turnOf is the turn an attempt sends: kept in the store (TurnRef), inline, or one message.
 // Content that is gone (past BATON_CONTENT_RETENTION) fails the reply with a named error: it is
 // baton's loss, not the provider's, so no profile is blamed.
-func (a *Activities) turnOf(ctx context.Context, st *store.Store, req policy.AttemptRequest) (provider.Turn, error) {
+func (a *Activities) turnOf(ctx context.Context, st *store.Store, req workflows.AttemptRequest) (provider.Turn, error) {
 	var turn provider.Turn
 	switch {
 	case req.TurnRef != "":
@@ -539,7 +540,7 @@ func (a *Activities) turnOf(ctx context.Context, st *store.Store, req policy.Att
 // ErrTurnContentMissing ends a reply whose turn content the store no longer holds.
 const ErrTurnContentMissing = "TurnContentMissing"
 
-func (a *Activities) count(req policy.AttemptRequest, result string, reason policy.Reason) {
+func (a *Activities) count(req workflows.AttemptRequest, result string, reason policy.Reason) {
 	if a.Metrics == nil {
 		return
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/workflows"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+
 	// v1.41.0 is the newest semconv package in our otel module that still has the GenAI group
 	// (v1.42.0 and v1.43.0 of otel v1.47 leave it out).
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -27,7 +29,7 @@ const (
 // for the activity (internal/tracing), so a reply's trace shows which route each attempt took
 // and how it ended. Only IDs, counts and classifications: never a secret, a prompt or an answer
 // (the provider's error message may quote either, so it stays out too).
-func traceAttempt(ctx context.Context, req policy.AttemptRequest, out policy.AttemptOutcome, err error) {
+func traceAttempt(ctx context.Context, req workflows.AttemptRequest, out policy.AttemptOutcome, err error) {
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return // tracing off: build nothing

@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/workflows"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -87,7 +88,7 @@ func TestAttemptSpanNamesRouteAndOutcome(t *testing.T) {
 			env := suite.NewTestActivityEnvironment()
 			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{ic}})
 			env.RegisterActivity(acts)
-			val, err := env.ExecuteActivity(acts.Attempt, policy.AttemptRequest{Agent: "main", Provider: "openai", Model: c.model,
+			val, err := env.ExecuteActivity(acts.Attempt, workflows.AttemptRequest{Agent: "main", Provider: "openai", Model: c.model,
 				Profile: "openai:work", Message: prompt, Now: time.Now(), RetryMaxWait: time.Minute})
 			if err != nil {
 				t.Fatal(err)

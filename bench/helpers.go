@@ -28,7 +28,7 @@ func (r replied) servedBy(profile string) bool { return r.res.Served.Profile == 
 // per session) and waits for its answer.
 func (b *bench) reply(ctx context.Context, agent, session string) (replied, error) {
 	start := time.Now()
-	run, err := workflows.StartReply(ctx, b.c, taskQueue, policy.ReplyRequest{Agent: agent, Session: session, Message: "hello"})
+	run, err := workflows.StartReply(ctx, b.c, taskQueue, workflows.ReplyRequest{Agent: agent, Session: session, Message: "hello"})
 	if err != nil {
 		return replied{}, fmt.Errorf("starting a reply of %s: %w", agent, err)
 	}

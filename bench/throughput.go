@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -26,7 +25,7 @@ func (b *bench) throughput(ctx context.Context) (float64, error) {
 	rps, lat, err := b.load(ctx, "inflight", func(i int) (client.StartWorkflowOptions, string, []any) {
 		session := fmt.Sprintf("bench-load-%d", i)
 		return workflows.ReplyStartOptions(fmt.Sprintf("bench-load-%d-%d", i, stamp), taskQueue, agentHappy, session),
-			workflows.ReplyWorkflowName, []any{policy.ReplyRequest{Agent: agentHappy, Session: session, Message: "hello"}}
+			workflows.ReplyWorkflowName, []any{workflows.ReplyRequest{Agent: agentHappy, Session: session, Message: "hello"}}
 	})
 	if err != nil {
 		return 0, err

@@ -37,13 +37,13 @@ type Step struct {
 
 // Timeline is a reply's failover story.
 type Timeline struct {
-	WorkflowID string              `json:"workflowId"`
-	Request    policy.ReplyRequest `json:"request"`
-	Steps      []Step              `json:"steps"`
-	Result     string              `json:"result"`
-	Served     *policy.Served      `json:"served,omitempty"`
-	Error      string              `json:"error,omitempty"`
-	ErrorType  string              `json:"errorType,omitempty"`
+	WorkflowID string                 `json:"workflowId"`
+	Request    workflows.ReplyRequest `json:"request"`
+	Steps      []Step                 `json:"steps"`
+	Result     string                 `json:"result"`
+	Served     *policy.Served         `json:"served,omitempty"`
+	Error      string                 `json:"error,omitempty"`
+	ErrorType  string                 `json:"errorType,omitempty"`
 	// Notices are the failover notices the reply returned.
 	Notices []string `json:"notices,omitempty"`
 	// Start and End are the times of the history's first and last events.
@@ -107,7 +107,7 @@ func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
 		at    time.Time
 	}
 	pending := map[int64]scheduled{}
-	var attempts []policy.AttemptRequest
+	var attempts []workflows.AttemptRequest
 	var outcomes []policy.AttemptOutcome
 	var steps []Step
 	grouped := false // the reply's own attempt list placed the steps (mergeSkips)
@@ -132,7 +132,7 @@ func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
 			delete(pending, schedID)
 			switch s.kind {
 			case workflows.AttemptActivity:
-				var req policy.AttemptRequest
+				var req workflows.AttemptRequest
 				_ = decode(s.input, &req)
 				var out policy.AttemptOutcome
 				if result != nil {
@@ -207,7 +207,7 @@ func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			var req policy.AttemptRequest
+			var req workflows.AttemptRequest
 			_ = decode(pending[id].input, &req)
 			steps = append(steps, Step{At: pending[id].at, Started: pending[id].at, Kind: "attempt", Model: modelOf(req.Provider, req.Model),
 				Profile: req.Profile, Outcome: "running", Decision: "in flight"})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/workflows"
 )
 
 func wellFormed(t *testing.T, svg []byte) {
@@ -67,7 +68,7 @@ func TestEveryRecordedReplyDraws(t *testing.T) {
 func TestTheSVGEscapesWhatItDraws(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	evil := `<script>alert("x")</script> & '`
-	tl := &Timeline{WorkflowID: "reply/" + evil, Request: policy.ReplyRequest{Agent: evil, Session: evil}, Result: "failed",
+	tl := &Timeline{WorkflowID: "reply/" + evil, Request: workflows.ReplyRequest{Agent: evil, Session: evil}, Result: "failed",
 		Error: evil, ErrorType: policy.ErrFallbackSummary, Notices: []string{evil}, Start: at, End: at.Add(time.Second),
 		Steps: []Step{
 			{At: at.Add(100 * time.Millisecond), Started: at.Add(10 * time.Millisecond), Kind: "attempt", Model: "p/" + evil, Profile: evil,

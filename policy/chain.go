@@ -53,8 +53,9 @@ func (c Chain) Index(ref ModelRef) int {
 	return -1
 }
 
-// CronPayload is a cron job's model choice.
-type CronPayload struct {
+// FixedChain is a chain the caller fixed: a cron job's payload, an HTTP request's model and
+// fallbacks (no fallbacks given: the configured ones; given, even []: exactly those).
+type FixedChain struct {
 	Model        ModelRef   `json:"model"`
 	Fallbacks    []ModelRef `json:"fallbacks,omitempty"`
 	HasFallbacks bool       `json:"hasFallbacks,omitempty"` // fallbacks given, even []: [] is strict
@@ -62,12 +63,12 @@ type CronPayload struct {
 
 // ChainRequest is what a reply asks for.
 type ChainRequest struct {
-	Agent     string        `json:"agent"`
-	Session   *SessionModel `json:"session,omitempty"`
-	Explicit  ModelRef      `json:"explicit"`
-	Cron      *CronPayload  `json:"cron,omitempty"`
-	Heartbeat *ModelRef     `json:"heartbeat,omitempty"` // a heartbeat run; its own model, or zero
-	Image     bool          `json:"image,omitempty"`
+	Agent      string        `json:"agent"`
+	Session    *SessionModel `json:"session,omitempty"`
+	Explicit   ModelRef      `json:"explicit"`
+	FixedChain *FixedChain   `json:"cron,omitempty"`      // the name in decision records predates it
+	Heartbeat  *ModelRef     `json:"heartbeat,omitempty"` // a heartbeat run; its own model, or zero
+	Image      bool          `json:"image,omitempty"`
 	// Reprobe starts from the auto override's origin (see ReprobeDue).
 	Reprobe bool `json:"reprobe,omitempty"`
 }
@@ -127,11 +128,11 @@ func BuildChain(cfg *Config, req ChainRequest) (Chain, error) {
 		return ch, err
 	case !req.Explicit.IsZero():
 		return strict(SelectExplicit, req.Explicit)
-	case req.Cron != nil && !req.Cron.Model.IsZero():
-		if req.Cron.HasFallbacks {
-			return withFallbacks(SelectCron, req.Cron.Model, req.Cron.Fallbacks, false)
+	case req.FixedChain != nil && !req.FixedChain.Model.IsZero():
+		if req.FixedChain.HasFallbacks {
+			return withFallbacks(SelectCron, req.FixedChain.Model, req.FixedChain.Fallbacks, false)
 		}
-		return withFallbacks(SelectCron, req.Cron.Model, fallbacks, true)
+		return withFallbacks(SelectCron, req.FixedChain.Model, fallbacks, true)
 	case req.Heartbeat != nil && !req.Heartbeat.IsZero():
 		return withFallbacks(SelectHeartbeat, *req.Heartbeat, fallbacks, true)
 	}

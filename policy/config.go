@@ -194,15 +194,15 @@ type RefSite struct {
 
 // CronJob is one cron.jobs[] entry.
 type CronJob struct {
-	ID      string      `json:"id"`
-	Cron    string      `json:"cron"`
-	TZ      string      `json:"tz,omitempty"`
-	Agent   string      `json:"agent"`
-	Session string      `json:"session,omitempty"`
-	Message string      `json:"message"`
-	Payload CronPayload `json:"payload"`
+	ID      string     `json:"id"`
+	Cron    string     `json:"cron"`
+	TZ      string     `json:"tz,omitempty"`
+	Agent   string     `json:"agent"`
+	Session string     `json:"session,omitempty"`
+	Message string     `json:"message"`
+	Payload FixedChain `json:"payload"`
 	// WaitForCooldown is payload.waitForCooldown: the durable wait of `baton reply --wait` (a
-	// duration, or milliseconds). Kept beside the payload, not in it: CronPayload travels in
+	// duration, or milliseconds). Kept beside the payload, not in it: FixedChain travels in
 	// workflow inputs, and the wait has its own field there (ReplyRequest.WaitForCooldown).
 	WaitForCooldown time.Duration `json:"waitForCooldown,omitempty"`
 }
@@ -210,6 +210,21 @@ type CronJob struct {
 // DefaultConfig is what an empty config file means.
 func DefaultConfig() *Config {
 	return &Config{Cooldowns: DefaultCooldowns(), AuthOrder: map[string][]string{}, Providers: map[string]ProviderConfig{}}
+}
+
+// ForAgent is the config a reply of agent reads, and records in its history at its start: the
+// defaults, that agent's entry, the catalog and the auth settings, without the other agents and
+// the cron jobs (the worker's schedules), which no decision of the reply reads. nil stays nil.
+func (c *Config) ForAgent(agent string) *Config {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Agents, out.CronJobs, out.RefSites = nil, nil, nil
+	if a, ok := c.Agent(agent); ok {
+		out.Agents = []Agent{a}
+	}
+	return &out
 }
 
 // Agent returns agents.list[] by id.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,4 +41,40 @@ func TestParseModelRef(t *testing.T) {
 			t.Errorf("ParseModelRef(%q) = %+v, %v", c.in, got, err)
 		}
 	}
+}
+
+func TestAReplyRecordsOnlyItsAgentsConfig(t *testing.T) {
+	cfg := mustConfig(t, `{
+	  agents: { defaults: { model: { primary: "openai/gpt-5", fallbacks: ["anthropic/claude"] } },
+	            list: [{ id: "ops", model: "anthropic/claude" }, { id: "research", model: { primary: "google/gemini", fallbacks: [] } }] },
+	}`)
+	cfg.CronJobs = []CronJob{{ID: "nightly", Agent: "research", Cron: "0 3 * * *"}}
+	for _, agent := range []string{"main", "ops", "research", "nobody"} {
+		got := cfg.ForAgent(agent)
+		if got.AgentPrimary(agent) != cfg.AgentPrimary(agent) || refsOf(got.AgentFallbacks(agent)) != refsOf(cfg.AgentFallbacks(agent)) {
+			t.Errorf("%s: chain %v %v, want %v %v", agent, got.AgentPrimary(agent), got.AgentFallbacks(agent), cfg.AgentPrimary(agent), cfg.AgentFallbacks(agent))
+		}
+		if len(got.CronJobs) != 0 {
+			t.Errorf("%s: the cron jobs are recorded", agent)
+		}
+		for _, a := range got.Agents {
+			if a.ID != agent {
+				t.Errorf("%s: agent %s is recorded too", agent, a.ID)
+			}
+		}
+	}
+	if len(cfg.Agents) != 2 || len(cfg.CronJobs) != 1 {
+		t.Error("ForAgent changed the config it was asked of")
+	}
+	if (*Config)(nil).ForAgent("main") != nil {
+		t.Error("nil is not nil")
+	}
+}
+
+func refsOf(rs []ModelRef) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, r.String())
+	}
+	return strings.Join(parts, " ")
 }

@@ -20,9 +20,9 @@ type ReplyPlan struct {
 // that no longer fits; a due re-probe tries the origin first (not for cron jobs or an explicit
 // model); a turn carrying images that no candidate of its chain accepts goes to the image chain,
 // under its own rules (no session override read or written). An error names the bad field.
-func PlanReply(cfg *Config, req ReplyRequest, session SessionModel, reprobed, now time.Time) (ReplyPlan, error) {
+func PlanReply(cfg *Config, req Ask, session SessionModel, reprobed, now time.Time) (ReplyPlan, error) {
 	plan := ReplyPlan{Session: session}
-	creq := ChainRequest{Agent: req.Agent, Cron: req.Cron, Image: req.Image}
+	creq := ChainRequest{Agent: req.Agent, FixedChain: req.FixedChain, Image: req.Image}
 	if req.Session != "" && !req.Image {
 		creq.Session = &plan.Session
 	}
@@ -46,7 +46,7 @@ func PlanReply(cfg *Config, req ReplyRequest, session SessionModel, reprobed, no
 		}
 		creq.Heartbeat = &own
 	}
-	if _, due := ReprobeDue(plan.Session, reprobed, now); due && creq.Cron == nil && creq.Explicit.IsZero() {
+	if _, due := ReprobeDue(plan.Session, reprobed, now); due && creq.FixedChain == nil && creq.Explicit.IsZero() {
 		creq.Reprobe = true
 	}
 	chain, err := BuildChain(cfg, creq)

@@ -20,7 +20,7 @@ func TestWhereAReplyStarts(t *testing.T) {
 	staleFallback.ModelOverrideFallbackOriginProvider, staleFallback.ModelOverrideFallbackOriginModel = "google", "gemini"
 	for _, tc := range []struct {
 		name       string
-		req        ReplyRequest
+		req        Ask
 		session    SessionModel
 		reprobed   time.Time
 		chain      string
@@ -29,24 +29,24 @@ func TestWhereAReplyStarts(t *testing.T) {
 		err        string
 	}{
 		{"a session reply on the configured default walks primary then fallbacks",
-			ReplyRequest{Agent: "main", Session: "s"}, SessionModel{}, time.Time{}, "openai/gpt-5 anthropic/claude", SelectConfiguredDefault, false, ""},
+			Ask{Agent: "main", Session: "s"}, SessionModel{}, time.Time{}, "openai/gpt-5 anthropic/claude", SelectConfiguredDefault, false, ""},
 		{"a session reply on an auto override stays on it",
-			ReplyRequest{Agent: "main", Session: "s"}, onFallback, now, "anthropic/claude openai/gpt-5", SelectAutoOverride, false, ""},
+			Ask{Agent: "main", Session: "s"}, onFallback, now, "anthropic/claude openai/gpt-5", SelectAutoOverride, false, ""},
 		{"an override written 5 minutes ago re-probes its origin first",
-			ReplyRequest{Agent: "main", Session: "s"}, func() SessionModel { s := onFallback; s.ModelOverrideUpdatedAt = now.Add(-5 * time.Minute); return s }(),
+			Ask{Agent: "main", Session: "s"}, func() SessionModel { s := onFallback; s.ModelOverrideUpdatedAt = now.Add(-5 * time.Minute); return s }(),
 			time.Time{}, "openai/gpt-5 anthropic/claude", SelectReprobe, false, ""},
 		{"a reply without a session reads no override",
-			ReplyRequest{Agent: "main"}, onFallback, time.Time{}, "openai/gpt-5 anthropic/claude", SelectConfiguredDefault, false, ""},
+			Ask{Agent: "main"}, onFallback, time.Time{}, "openai/gpt-5 anthropic/claude", SelectConfiguredDefault, false, ""},
 		{"an explicit model is strict and is never re-probed over",
-			ReplyRequest{Agent: "main", Session: "s", Model: "anthropic/claude"}, onFallback, time.Time{}, "anthropic/claude", SelectExplicit, false, ""},
+			Ask{Agent: "main", Session: "s", Model: "anthropic/claude"}, onFallback, time.Time{}, "anthropic/claude", SelectExplicit, false, ""},
 		{"a bad explicit model names the field",
-			ReplyRequest{Agent: "main", Model: "gpt-5"}, SessionModel{}, time.Time{}, "", "", false, "model: "},
+			Ask{Agent: "main", Model: "gpt-5"}, SessionModel{}, time.Time{}, "", "", false, "model: "},
 		{"a bad heartbeat model names the field",
-			ReplyRequest{Agent: "main", Session: "s", Heartbeat: &HeartbeatRun{Model: "nope"}}, SessionModel{}, time.Time{}, "", "", false, "heartbeat model: "},
+			Ask{Agent: "main", Session: "s", Heartbeat: &HeartbeatRun{Model: "nope"}}, SessionModel{}, time.Time{}, "", "", false, "heartbeat model: "},
 		{"a heartbeat without its own model clears an auto override whose origin is not the primary",
-			ReplyRequest{Agent: "main", Session: "s", Heartbeat: &HeartbeatRun{}}, staleFallback, now, "openai/gpt-5 anthropic/claude", SelectConfiguredDefault, true, ""},
+			Ask{Agent: "main", Session: "s", Heartbeat: &HeartbeatRun{}}, staleFallback, now, "openai/gpt-5 anthropic/claude", SelectConfiguredDefault, true, ""},
 		{"a turn with images that no candidate takes goes to the image chain",
-			ReplyRequest{Agent: "main", Session: "s", CarriesImages: true}, onFallback, now, "google/gemini-vision", SelectImage, false, ""},
+			Ask{Agent: "main", Session: "s", CarriesImages: true}, onFallback, now, "google/gemini-vision", SelectImage, false, ""},
 	} {
 		plan, err := PlanReply(cfg, tc.req, tc.session, tc.reprobed, now)
 		if tc.err != "" {

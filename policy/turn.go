@@ -5,47 +5,24 @@ import (
 	"time"
 )
 
-// The records a reply passes between its workflow and its activities. They live here, in the
-// floor package, because both sides read them; they are plain data and carry no secret.
+// What a reply's rules read and return: the state a reply starts from, what an attempt did, what
+// a turn writes, the result. The records that carry them between the workflow and its activities
+// (with their transport: task queues, stream keys, the turn itself) are workflows/contract.go's.
 
-// ReplyRequest is what starts a reply.
-type ReplyRequest struct {
-	Agent   string `json:"agent"`
-	Session string `json:"session,omitempty"`
-	Message string `json:"message"`
-	// Turn, when given, is the whole model turn (conversation, tools, parameters); Message is then
-	// ignored. A large turn lives in the store instead, named by TurnRef (never both). It is the
-	// provider layer's turn (provider.Turn) as JSON, carried opaquely: the workflow never reads
-	// inside it, only passes it to the attempt.
-	Turn    json.RawMessage `json:"turn,omitempty"`
-	TurnRef string          `json:"turnRef,omitempty"`
+// Ask is what a reply asks for, as the rules read it: the agent and session, the selection (an
+// explicit model, a chain the caller fixed, a heartbeat's model, the image chain) and what the
+// turn holds.
+type Ask struct {
+	Agent   string
+	Session string
+	// Model is a one-off explicit provider/model: strict.
+	Model      string
+	FixedChain *FixedChain
+	Heartbeat  *HeartbeatRun
+	Image      bool
 	// CarriesImages: the turn holds an image, so text-only candidates are skipped (and the image
 	// chain serves it when no candidate of the chain accepts images).
-	CarriesImages bool `json:"carriesImages,omitempty"`
-	// Reasoning: the turn asks for reasoning (a reasoning effort or a thinking budget), so its
-	// attempts get the reasoning first-token default (Config.Deadlines).
-	Reasoning bool `json:"reasoning,omitempty"`
-	// Model is a one-off explicit provider/model: strict.
-	Model     string        `json:"model,omitempty"`
-	Cron      *CronPayload  `json:"cron,omitempty"`
-	Heartbeat *HeartbeatRun `json:"heartbeat,omitempty"`
-	Image     bool          `json:"image,omitempty"`
-	// StreamQueue is the task queue of the front door holding the caller (serve, baton reply):
-	// attempts run there, so that the answer's deltas reach the caller in memory as the provider
-	// sends them. The shared queue takes over when nothing polls it. StreamKey names the caller's
-	// stream there.
-	StreamQueue string `json:"streamQueue,omitempty"`
-	StreamKey   string `json:"streamKey,omitempty"`
-	// Restarts counts the times a user's /model started this reply over (continue-as-new).
-	Restarts int `json:"restarts,omitempty"`
-	// Earlier are the attempts of the runs a /model restart ended: the result joins them before
-	// this run's own (policy decisions read only this run's).
-	Earlier []Attempt `json:"earlier,omitempty"`
-	// NoJitter makes backoffs exact (simulate).
-	NoJitter bool `json:"noJitter,omitempty"`
-	// WaitForCooldown lets an exhausted reply sleep (a durable timer) until the soonest
-	// cooldown expires and try the chain again, for up to this long in all. Zero: fail at once.
-	WaitForCooldown time.Duration `json:"waitForCooldown,omitempty"`
+	CarriesImages bool
 }
 
 // HeartbeatRun marks a heartbeat reply; Model is its own model, if any.
@@ -85,48 +62,6 @@ type ReplyState struct {
 
 // DefaultInfraRetries is how often a lost worker's attempt is run again before the reply fails.
 const DefaultInfraRetries = 3
-
-// AttemptRequest is one call: one candidate with one profile.
-type AttemptRequest struct {
-	Agent    string `json:"agent"`
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-	Profile  string `json:"profile"`
-	Message  string `json:"message"`
-	// Turn or TurnRef, when given, replaces Message with a whole turn (Turn: provider.Turn as JSON,
-	// opaque to the workflow, which never reads inside it).
-	Turn    json.RawMessage `json:"turn,omitempty"`
-	TurnRef string          `json:"turnRef,omitempty"`
-	// Key is the attempt's identity: the same across runs of it after a lost worker, so that the
-	// outcome (or the checkpoint) the first run kept is not bought again.
-	Key string `json:"key,omitempty"`
-	// StreamKey names the caller's live stream (ReplyRequest.StreamKey); Prefill is the answer
-	// the caller already holds, which this attempt continues.
-	StreamKey string `json:"streamKey,omitempty"`
-	Prefill   string `json:"prefill,omitempty"`
-	// Continuation is how this model is asked to continue Prefill (ContinuePrefill,
-	// ContinueRestart, ContinueInstruction; "" is ContinueInstruction, as replies recorded before
-	// it asked); PrefillPrefix adds "prefix": true for the servers that want it.
-	Continuation  string `json:"continuation,omitempty"`
-	PrefillPrefix bool   `json:"prefillPrefix,omitempty"`
-	// Now is the workflow's clock, for credential expiry.
-	Now               time.Time     `json:"now"`
-	FirstTokenTimeout time.Duration `json:"firstTokenTimeout"`
-	IdleTimeout       time.Duration `json:"idleTimeout"`
-	ResponseTimeout   time.Duration `json:"responseTimeout,omitempty"`
-	// AttemptTimeout bounds the whole call (0: none); MinTokensPerSecond and ThroughputGrace are
-	// its throughput floor (0: none). The reply's Config.Deadlines for the candidate.
-	AttemptTimeout     time.Duration `json:"attemptTimeout,omitempty"`
-	MinTokensPerSecond float64       `json:"minTokensPerSecond,omitempty"`
-	ThroughputGrace    time.Duration `json:"throughputGrace,omitempty"`
-	// The attempt applies its final outcome to the profile's usage stats itself and, on success,
-	// ends the turn with OnSuccess, so that the reply spends no history events on them. An outcome
-	// the reply will retry in place (WillRetry) is not recorded: only the last failure of a route
-	// counts against the profile.
-	Retries      int           `json:"retries,omitempty"`      // same-candidate retries before this call
-	RetryMaxWait time.Duration `json:"retryMaxWait,omitempty"` // the reply's retry budget
-	OnSuccess    *TurnEnd      `json:"onSuccess,omitempty"`
-}
 
 // WillRetry reports whether a reply calls the same route again after this outcome (the
 // same-candidate retry of AfterFailure, which does not depend on jitter). It does not know a
@@ -176,42 +111,6 @@ type AttemptOutcome struct {
 	Recorded *ProfileStats `json:"recorded,omitempty"`
 	// TurnEnded: the attempt wrote OnSuccess.
 	TurnEnded bool `json:"turnEnded,omitempty"`
-}
-
-// OutcomeRecord applies one attempt's outcome to its profile's usage stats.
-type OutcomeRecord struct {
-	Agent    string    `json:"agent"`
-	Profile  string    `json:"profile"`
-	Provider string    `json:"provider"`
-	Model    string    `json:"model"`
-	OK       bool      `json:"ok"`
-	Reason   Reason    `json:"reason,omitempty"`
-	Hint     RetryHint `json:"hint,omitzero"`
-	At       time.Time `json:"at"`
-}
-
-// ProbeClaim asks for a provider's probe slot (policy.ProbeSlotOpen) at At.
-type ProbeClaim struct {
-	Agent    string    `json:"agent"`
-	Provider string    `json:"provider"`
-	At       time.Time `json:"at"`
-}
-
-// SessionWrite is a compare-and-set of the session's fallback-owned fields.
-type SessionWrite struct {
-	Session  string       `json:"session"`
-	Agent    string       `json:"agent"`
-	Expected SessionModel `json:"expected"`
-	Next     SessionModel `json:"next"`
-	At       time.Time    `json:"at"`
-}
-
-// SessionRollback undoes a failed fallback's write, field by field.
-type SessionRollback struct {
-	Session string       `json:"session"`
-	Before  SessionModel `json:"before"`
-	Written SessionModel `json:"written"`
-	At      time.Time    `json:"at"`
 }
 
 // TurnEnd is what a finished turn writes to the session.
@@ -299,11 +198,4 @@ func SkipMarkFor(marks []SkipMark, model ModelRef, profile string, now time.Time
 		}
 	}
 	return ReasonNone
-}
-
-// SkipMarkRequest marks the skip cache of a session.
-type SkipMarkRequest struct {
-	Session string    `json:"session"`
-	Mark    SkipMark  `json:"mark"`
-	At      time.Time `json:"at"`
 }

@@ -4,7 +4,7 @@ package policy
 
 // KeepsSession reports a reply whose turn end is written to its session: a session reply on its
 // model chain (image chain replies read and write no session).
-func KeepsSession(req ReplyRequest, chain Chain) bool {
+func KeepsSession(req Ask, chain Chain) bool {
 	return req.Session != "" && !chain.Image
 }
 
@@ -13,8 +13,8 @@ func KeepsSession(req ReplyRequest, chain Chain) bool {
 // a heartbeat) reaching a candidate other than the requested one because an earlier candidate
 // failed or was unavailable (one reached only past text-only candidates is not a fallback), and
 // never over a user's choice.
-func WritesFallback(req ReplyRequest, chain Chain, index int, failedBefore bool, s SessionModel) bool {
-	return KeepsSession(req, chain) && req.Cron == nil && req.Heartbeat == nil &&
+func WritesFallback(req Ask, chain Chain, index int, failedBefore bool, s SessionModel) bool {
+	return KeepsSession(req, chain) && req.FixedChain == nil && req.Heartbeat == nil &&
 		index > 0 && failedBefore && chain.Candidates[index].ModelRef != chain.Requested && CanWriteFallback(s)
 }
 
@@ -22,7 +22,7 @@ func WritesFallback(req ReplyRequest, chain Chain, index int, failedBefore bool,
 // that answered, every attempt before, the session's notice state as loaded, and whether a
 // heartbeat found the session's auto override stale.
 type TurnEndInput struct {
-	Request    ReplyRequest
+	Request    Ask
 	Chain      Chain
 	Served     ModelRef
 	Profile    string
@@ -39,7 +39,7 @@ type TurnEndInput struct {
 func EndOfTurn(in TurnEndInput) (*TurnEnd, []string) {
 	req, chain := in.Request, in.Chain
 	prev := in.Notice
-	if req.Cron != nil || req.Session == "" {
+	if req.FixedChain != nil || req.Session == "" {
 		prev = NoticeState{}
 	}
 	notices, next := Notices(prev, chain.Requested, in.Served, in.Attempts)
@@ -51,7 +51,7 @@ func EndOfTurn(in TurnEndInput) (*TurnEnd, []string) {
 	}
 	end := &TurnEnd{Session: req.Session, Agent: req.Agent, Pin: true, Provider: in.Served.Provider, Profile: in.Profile,
 		ClearAuto: in.ClearStale}
-	if req.Cron == nil && req.Heartbeat == nil {
+	if req.FixedChain == nil && req.Heartbeat == nil {
 		end.Notice = &next
 		if in.Served != chain.Requested {
 			end.FallbackReason = string(LastReason(in.Attempts))

@@ -11,21 +11,21 @@ func TestWhichRepliesWriteAFallback(t *testing.T) {
 	userChose := SessionModel{ProviderOverride: "openai", ModelOverride: "gpt-5", ModelOverrideSource: SourceUser}
 	for _, tc := range []struct {
 		name         string
-		req          ReplyRequest
+		req          Ask
 		chain        Chain
 		index        int
 		failedBefore bool
 		session      SessionModel
 		want         bool
 	}{
-		{"a session reply writes the fallback it moves to after a failure", ReplyRequest{Session: "s"}, chain, 1, true, SessionModel{}, true},
-		{"the requested candidate is no fallback", ReplyRequest{Session: "s"}, chain, 0, false, SessionModel{}, false},
-		{"a candidate reached only past text-only ones is no fallback", ReplyRequest{Session: "s"}, chain, 1, false, SessionModel{}, false},
-		{"a reply without a session writes none", ReplyRequest{}, chain, 1, true, SessionModel{}, false},
-		{"a cron job writes none", ReplyRequest{Session: "s", Cron: &CronPayload{Model: primary}}, chain, 1, true, SessionModel{}, false},
-		{"a heartbeat writes none", ReplyRequest{Session: "s", Heartbeat: &HeartbeatRun{}}, chain, 1, true, SessionModel{}, false},
-		{"the image chain writes none", ReplyRequest{Session: "s"}, Chain{Candidates: chain.Candidates, Requested: primary, Image: true}, 1, true, SessionModel{}, false},
-		{"never over a user's choice", ReplyRequest{Session: "s"}, chain, 1, true, userChose, false},
+		{"a session reply writes the fallback it moves to after a failure", Ask{Session: "s"}, chain, 1, true, SessionModel{}, true},
+		{"the requested candidate is no fallback", Ask{Session: "s"}, chain, 0, false, SessionModel{}, false},
+		{"a candidate reached only past text-only ones is no fallback", Ask{Session: "s"}, chain, 1, false, SessionModel{}, false},
+		{"a reply without a session writes none", Ask{}, chain, 1, true, SessionModel{}, false},
+		{"a cron job writes none", Ask{Session: "s", FixedChain: &FixedChain{Model: primary}}, chain, 1, true, SessionModel{}, false},
+		{"a heartbeat writes none", Ask{Session: "s", Heartbeat: &HeartbeatRun{}}, chain, 1, true, SessionModel{}, false},
+		{"the image chain writes none", Ask{Session: "s"}, Chain{Candidates: chain.Candidates, Requested: primary, Image: true}, 1, true, SessionModel{}, false},
+		{"never over a user's choice", Ask{Session: "s"}, chain, 1, true, userChose, false},
 	} {
 		if got := WritesFallback(tc.req, tc.chain, tc.index, tc.failedBefore, tc.session); got != tc.want {
 			t.Errorf("%s: WritesFallback = %v", tc.name, got)
@@ -49,40 +49,40 @@ func TestWhatATurnWritesAtItsEnd(t *testing.T) {
 		notices  int
 	}{
 		{"a reply without a session writes nothing, and still shows its notice",
-			TurnEndInput{Request: ReplyRequest{Agent: "main"}, Chain: chain(SelectConfiguredDefault), Served: fallback, Attempts: failed},
+			TurnEndInput{Request: Ask{Agent: "main"}, Chain: chain(SelectConfiguredDefault), Served: fallback, Attempts: failed},
 			true, TurnEnd{}, 1},
 		{"the image chain writes nothing",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s"}, Chain: Chain{Requested: primary, Image: true}, Served: primary},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s"}, Chain: Chain{Requested: primary, Image: true}, Served: primary},
 			true, TurnEnd{}, 0},
 		{"a session turn on its primary pins the profile and keeps an empty notice state",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s"}, Chain: chain(SelectConfiguredDefault), Served: primary, Profile: "openai:a"},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s"}, Chain: chain(SelectConfiguredDefault), Served: primary, Profile: "openai:a"},
 			false, TurnEnd{Session: "s", Agent: "main", Pin: true, Provider: "openai", Profile: "openai:a", Notice: &NoticeState{}}, 0},
 		{"a session turn on a fallback keeps the notice state and the reason that moved it",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s"}, Chain: chain(SelectConfiguredDefault), Served: fallback, Profile: "anthropic:a", Attempts: failed},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s"}, Chain: chain(SelectConfiguredDefault), Served: fallback, Profile: "anthropic:a", Attempts: failed},
 			false, TurnEnd{Session: "s", Agent: "main", Pin: true, Provider: "anthropic", Profile: "anthropic:a", Notice: &onFallback,
 				FallbackReason: string(ReasonRateLimit)}, 1},
 		{"a sticky turn on the fallback shows no notice again",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s"}, Chain: chain(SelectConfiguredDefault), Served: fallback, Profile: "anthropic:a", Attempts: failed, Notice: onFallback},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s"}, Chain: chain(SelectConfiguredDefault), Served: fallback, Profile: "anthropic:a", Attempts: failed, Notice: onFallback},
 			false, TurnEnd{Session: "s", Agent: "main", Pin: true, Provider: "anthropic", Profile: "anthropic:a", Notice: &onFallback,
 				FallbackReason: string(ReasonRateLimit)}, 0},
 		{"a cron job pins but keeps no notice state, and compares with none",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s", Cron: &CronPayload{Model: primary}}, Chain: chain(SelectCron), Served: fallback, Profile: "anthropic:a", Attempts: failed, Notice: onFallback},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s", FixedChain: &FixedChain{Model: primary}}, Chain: chain(SelectCron), Served: fallback, Profile: "anthropic:a", Attempts: failed, Notice: onFallback},
 			false, TurnEnd{Session: "s", Agent: "main", Pin: true, Provider: "anthropic", Profile: "anthropic:a"}, 1},
 		{"a heartbeat compares with the stored notice state but keeps none",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s", Heartbeat: &HeartbeatRun{}}, Chain: chain(SelectHeartbeat), Served: fallback, Profile: "anthropic:a", Attempts: failed, Notice: onFallback},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s", Heartbeat: &HeartbeatRun{}}, Chain: chain(SelectHeartbeat), Served: fallback, Profile: "anthropic:a", Attempts: failed, Notice: onFallback},
 			false, TurnEnd{Session: "s", Agent: "main", Pin: true, Provider: "anthropic", Profile: "anthropic:a"}, 0},
 		{"a heartbeat that found the auto override stale clears it",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s", Heartbeat: &HeartbeatRun{}}, Chain: chain(SelectHeartbeat), Served: primary, Profile: "openai:a", ClearStale: true},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s", Heartbeat: &HeartbeatRun{}}, Chain: chain(SelectHeartbeat), Served: primary, Profile: "openai:a", ClearStale: true},
 			false, TurnEnd{Session: "s", Agent: "main", Pin: true, Provider: "openai", Profile: "openai:a", ClearAuto: true}, 0},
 		{"a re-probe whose origin answered records itself and clears the auto override",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s"}, Chain: chain(SelectReprobe), Served: primary, Profile: "openai:a", Notice: onFallback},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s"}, Chain: chain(SelectReprobe), Served: primary, Profile: "openai:a", Notice: onFallback},
 			false, TurnEnd{Session: "s", Agent: "main", Pin: true, Provider: "openai", Profile: "openai:a", Notice: &NoticeState{}, Reprobed: true, ClearAuto: true}, 1},
 		{"a re-probe whose origin failed again records itself and keeps the override",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s"}, Chain: chain(SelectReprobe), Served: fallback, Profile: "anthropic:a", Attempts: failed, Notice: onFallback},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s"}, Chain: chain(SelectReprobe), Served: fallback, Profile: "anthropic:a", Attempts: failed, Notice: onFallback},
 			false, TurnEnd{Session: "s", Agent: "main", Pin: true, Provider: "anthropic", Profile: "anthropic:a", Notice: &onFallback, Reprobed: true,
 				FallbackReason: string(ReasonRateLimit)}, 0},
 		{"a chain on an auto override that settled back on its origin clears it",
-			TurnEndInput{Request: ReplyRequest{Agent: "main", Session: "s"}, Chain: chain(SelectAutoOverride), Served: primary, Profile: "openai:a"},
+			TurnEndInput{Request: Ask{Agent: "main", Session: "s"}, Chain: chain(SelectAutoOverride), Served: primary, Profile: "openai:a"},
 			false, TurnEnd{Session: "s", Agent: "main", Pin: true, Provider: "openai", Profile: "openai:a", Notice: &NoticeState{}, ClearAuto: true}, 0},
 	} {
 		end, notices := EndOfTurn(tc.in)

@@ -11,7 +11,7 @@ import (
 // The turn model: everything an agent's model turn carries, in one shape that both wire formats
 // translate to and from. Plain data, no secret; large turns travel by reference (TurnRef).
 //
-// The records a reply passes between its workflow and its activities (policy.ReplyRequest,
+// The records a reply passes between its workflow and its activities (workflows.ReplyRequest,
 // AttemptRequest, AttemptOutcome, ReplyResult) carry a turn, and an answer's tool calls and
 // reasoning, opaquely as JSON: the workflow never reads inside them. EncodeAnswerContent and
 // DecodeAnswerContent write and read those fields.

@@ -8,9 +8,10 @@ import (
 
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
+	"github.com/batonhq/baton/workflows"
 )
 
-// The reply's records (policy/turn.go) carry a turn and an answer's tool calls and reasoning as
+// The reply's records (workflows/contract.go) carry a turn and an answer's tool calls and reasoning as
 // opaque JSON: exactly the JSON the typed fields had, so that recorded histories replay, and
 // results recorded before decode as they did.
 func TestRecordsCarryContentAsTheTypedFieldsDid(t *testing.T) {
@@ -86,7 +87,7 @@ func TestRecordsCarryContentAsTheTypedFieldsDid(t *testing.T) {
 	type typedAttempt struct {
 		Turn *provider.Turn `json:"turn,omitempty"`
 	}
-	req := policy.ReplyRequest{Agent: "main", Message: "a < b", Turn: raw}
+	req := workflows.ReplyRequest{Agent: "main", Message: "a < b", Turn: raw}
 	want, _ := json.Marshal(typedRequest{Agent: "main", Message: "a < b", Turn: &turn})
 	got, _ := json.Marshal(struct {
 		Agent   string          `json:"agent"`
@@ -96,7 +97,7 @@ func TestRecordsCarryContentAsTheTypedFieldsDid(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("request\n got %s\nwant %s", got, want)
 	}
-	var back policy.AttemptRequest
+	var back workflows.AttemptRequest
 	data, _ := json.Marshal(typedAttempt{Turn: &turn})
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func TestRecordsCarryContentAsTheTypedFieldsDid(t *testing.T) {
 	if err := json.Unmarshal(back.Turn, &decoded); err != nil || !reflect.DeepEqual(normalize(decoded), normalize(turn)) {
 		t.Errorf("a turn recorded before decodes to %+v (%v)", decoded, err)
 	}
-	if data, _ := json.Marshal(policy.AttemptRequest{Agent: "main"}); bytes.Contains(data, []byte(`"turn"`)) {
+	if data, _ := json.Marshal(workflows.AttemptRequest{Agent: "main"}); bytes.Contains(data, []byte(`"turn"`)) {
 		t.Errorf("no turn, no field: %s", data)
 	}
 }

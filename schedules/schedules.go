@@ -28,7 +28,7 @@ const (
 type Desired struct {
 	ID      string
 	Spec    client.ScheduleSpec
-	Request policy.ReplyRequest
+	Request workflows.ReplyRequest
 	Memo    map[string]any
 }
 
@@ -42,7 +42,7 @@ func FromConfig(cfg *policy.Config) []Desired {
 		out = append(out, Desired{
 			ID:      CronPrefix + j.ID,
 			Spec:    client.ScheduleSpec{CronExpressions: []string{j.Cron}, TimeZoneName: j.TZ},
-			Request: policy.ReplyRequest{Agent: j.Agent, Session: j.Session, Message: j.Message, Cron: &payload, WaitForCooldown: j.WaitForCooldown},
+			Request: workflows.ReplyRequest{Agent: j.Agent, Session: j.Session, Message: j.Message, FixedChain: &payload, WaitForCooldown: j.WaitForCooldown},
 			Memo:    map[string]any{"baton": "cron", "cron": j.Cron, "tz": j.TZ, "managed": "config"},
 		})
 	}
@@ -84,7 +84,7 @@ func FromConfig(cfg *policy.Config) []Desired {
 		out = append(out, Desired{
 			ID:      HeartbeatPrefix + id,
 			Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: hb.Every}}},
-			Request: policy.ReplyRequest{Agent: id, Session: id, Message: msg, Heartbeat: run},
+			Request: workflows.ReplyRequest{Agent: id, Session: id, Message: msg, Heartbeat: run},
 			Memo:    map[string]any{"baton": "heartbeat", "every": hb.Every.String(), "managed": "config"},
 		})
 	}

@@ -40,8 +40,8 @@ func TestFromConfig(t *testing.T) {
 		if d.Request.Heartbeat != nil {
 			s += " heartbeat(" + d.Request.Heartbeat.Model + ") session=" + d.Request.Session + " " + d.Request.Message
 		}
-		if d.Request.Cron != nil {
-			s += " cron " + d.Request.Cron.Model.String()
+		if d.Request.FixedChain != nil {
+			s += " cron " + d.Request.FixedChain.Model.String()
 		}
 		if d.Request.WaitForCooldown > 0 {
 			s += " wait " + d.Request.WaitForCooldown.String()

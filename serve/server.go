@@ -211,12 +211,12 @@ func (s *server) models(w http.ResponseWriter) {
 // decodeRequest reads a caller's body in its wire and says which reply it asks for: the agent,
 // the session, the chain (a provider/model is a job primary with the configured fallbacks unless
 // fallbacks is given; agent:<id> is that agent's chain), and the turn.
-func decodeRequest(decode func([]byte) (wire.Request, *wire.Error), body []byte, session string) (policy.ReplyRequest, wire.Request, *wire.Error) {
+func decodeRequest(decode func([]byte) (wire.Request, *wire.Error), body []byte, session string) (workflows.ReplyRequest, wire.Request, *wire.Error) {
 	wr, werr := decode(body)
 	if werr != nil {
-		return policy.ReplyRequest{}, wr, werr
+		return workflows.ReplyRequest{}, wr, werr
 	}
-	req := policy.ReplyRequest{Agent: "main", Session: session}
+	req := workflows.ReplyRequest{Agent: "main", Session: session}
 	if req.Session == "" {
 		req.Session = wr.Session
 	}
@@ -235,7 +235,7 @@ func decodeRequest(decode func([]byte) (wire.Request, *wire.Error), body []byte,
 	if err != nil {
 		return req, wr, wire.BadRequest("model", "model: %v (or \"agent:<id>\")", err)
 	}
-	cp := &policy.CronPayload{Model: ref}
+	cp := &policy.FixedChain{Model: ref}
 	if wr.Fallbacks != nil {
 		cp.HasFallbacks, cp.Fallbacks = true, []policy.ModelRef{}
 		for i, f := range *wr.Fallbacks {
@@ -246,7 +246,7 @@ func decodeRequest(decode func([]byte) (wire.Request, *wire.Error), body []byte,
 			cp.Fallbacks = append(cp.Fallbacks, fr)
 		}
 	}
-	req.Cron = cp
+	req.FixedChain = cp
 	return req, wr, nil
 }
 
@@ -439,13 +439,13 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 
 // reachable refuses a model whose provider has neither a models.providers entry nor a stored
 // profile: a mistake to name now, not an outage to discover.
-func (s *server) reachable(ctx context.Context, req policy.ReplyRequest) *wire.Error {
-	if s.hasProfile == nil || req.Cron == nil {
+func (s *server) reachable(ctx context.Context, req workflows.ReplyRequest) *wire.Error {
+	if s.hasProfile == nil || req.FixedChain == nil {
 		return nil
 	}
 	cfg := s.config.Get()
-	refs := map[string]policy.ModelRef{"model": req.Cron.Model}
-	for i, f := range req.Cron.Fallbacks {
+	refs := map[string]policy.ModelRef{"model": req.FixedChain.Model}
+	for i, f := range req.FixedChain.Fallbacks {
 		refs[fmt.Sprintf("fallbacks[%d]", i)] = f
 	}
 	for param, ref := range refs {

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/batonhq/baton/internal/wire"
-	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/workflows"
 )
 
 // WaitHeader is the header a caller asks for the durable wait with (as the body's
@@ -13,7 +13,7 @@ const WaitHeader = "x-baton-wait-for-cooldown"
 
 // applyWait sets the reply's durable wait (`baton reply --wait`) from the body's
 // wait_for_cooldown, or from the header, which wins as x-baton-session does over the body.
-func applyWait(h http.Header, wr wire.Request, req *policy.ReplyRequest) *wire.Error {
+func applyWait(h http.Header, wr wire.Request, req *workflows.ReplyRequest) *wire.Error {
 	req.WaitForCooldown = wr.WaitForCooldown
 	if v := h.Get(WaitHeader); v != "" {
 		d, err := wire.ParseWait(v)

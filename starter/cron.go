@@ -188,18 +188,18 @@ func orUTC(tz string) string {
 
 // cronRequest is the reply a cron job starts: payload.model is a job primary that uses the
 // configured fallbacks unless payload.fallbacks is given; [] is strict.
-func cronRequest(agent, model, fallbacks string, noFallbacks bool, session, message string) (policy.ReplyRequest, error) {
+func cronRequest(agent, model, fallbacks string, noFallbacks bool, session, message string) (workflows.ReplyRequest, error) {
 	if strings.TrimSpace(message) == "" {
-		return policy.ReplyRequest{}, errors.New("want a message: baton cron add ID --cron \"0 9 * * *\" \"message\"")
+		return workflows.ReplyRequest{}, errors.New("want a message: baton cron add ID --cron \"0 9 * * *\" \"message\"")
 	}
 	if noFallbacks && fallbacks != "" {
-		return policy.ReplyRequest{}, errors.New("--fallbacks and --no-fallbacks together")
+		return workflows.ReplyRequest{}, errors.New("--fallbacks and --no-fallbacks together")
 	}
-	cp := &policy.CronPayload{}
+	cp := &policy.FixedChain{}
 	if model != "" {
 		ref, err := policy.ParseModelRef(model)
 		if err != nil {
-			return policy.ReplyRequest{}, fmt.Errorf("--model: %w", err)
+			return workflows.ReplyRequest{}, fmt.Errorf("--model: %w", err)
 		}
 		cp.Model = ref
 	}
@@ -211,15 +211,15 @@ func cronRequest(agent, model, fallbacks string, noFallbacks bool, session, mess
 		for i, f := range strings.Split(fallbacks, ",") {
 			ref, err := policy.ParseModelRef(f)
 			if err != nil {
-				return policy.ReplyRequest{}, fmt.Errorf("--fallbacks[%d]: %w", i, err)
+				return workflows.ReplyRequest{}, fmt.Errorf("--fallbacks[%d]: %w", i, err)
 			}
 			cp.Fallbacks = append(cp.Fallbacks, ref)
 		}
 	}
 	if cp.Model.IsZero() && cp.HasFallbacks {
-		return policy.ReplyRequest{}, errors.New("--fallbacks and --no-fallbacks need --model (payload.fallbacks goes with payload.model)")
+		return workflows.ReplyRequest{}, errors.New("--fallbacks and --no-fallbacks need --model (payload.fallbacks goes with payload.model)")
 	}
-	return policy.ReplyRequest{Agent: agent, Session: session, Message: message, Cron: cp}, nil
+	return workflows.ReplyRequest{Agent: agent, Session: session, Message: message, FixedChain: cp}, nil
 }
 
 // checkCron catches the plainly malformed; the server checks the rest and says why.
@@ -316,7 +316,7 @@ func cronReplyLine(dc converter.DataConverter, arg any) string {
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
 	}
-	var req policy.ReplyRequest
+	var req workflows.ReplyRequest
 	if err := dc.FromPayload(p, &req); err != nil {
 		return "unreadable (" + err.Error() + ")"
 	}
@@ -324,7 +324,7 @@ func cronReplyLine(dc converter.DataConverter, arg any) string {
 	if req.Session != "" {
 		parts = append(parts, "session "+req.Session)
 	}
-	if c := req.Cron; c != nil && !c.Model.IsZero() {
+	if c := req.FixedChain; c != nil && !c.Model.IsZero() {
 		m := "model " + c.Model.String()
 		switch {
 		case c.HasFallbacks && len(c.Fallbacks) == 0:

@@ -109,7 +109,7 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 	defer c.Close()
 	content := &lazyStore{url: *storeURL}
 	defer content.Close()
-	req, err := workflows.WithTurn(ctx, content, policy.ReplyRequest{Agent: *agent, Session: *session, Model: *model, WaitForCooldown: *wait}, turn)
+	req, err := workflows.WithTurn(ctx, content, workflows.ReplyRequest{Agent: *agent, Session: *session, Model: *model, WaitForCooldown: *wait}, turn)
 	if err != nil {
 		fmt.Fprintf(errOut, "baton reply: %v\n", err)
 		return exitFailure

@@ -65,7 +65,7 @@ func TestSessionModelSwitchesARunningReply(t *testing.T) {
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
 	run, err := srv.Client().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
-		policy.ReplyRequest{Agent: "main", Session: "live", Message: "hi", NoJitter: true})
+		workflows.ReplyRequest{Agent: "main", Session: "live", Message: "hi", NoJitter: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,10 +18,10 @@ import (
 	"github.com/batonhq/baton/internal/tracing"
 	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/lab/fakeprovider"
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/serve"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
+	"github.com/batonhq/baton/workflows"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -152,7 +152,7 @@ func TestServeTracesAReplyAndAnswersHealthAndTheDurableWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in policy.ReplyRequest
+	var in workflows.ReplyRequest
 	first := hist.GetEvents()[0]
 	if first.GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED ||
 		converter.GetDefaultDataConverter().FromPayload(first.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0], &in) != nil ||

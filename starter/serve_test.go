@@ -102,7 +102,7 @@ func TestReplyCancelAbortsAReplyOnTheSharedWorker(t *testing.T) {
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
 	run, err := srv.Client().ExecuteWorkflow(context.Background(), workflows.ReplyStartOptions("", tq, "main", ""), workflows.ReplyWorkflowName,
-		policy.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
+		workflows.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
 	if err != nil {
 		t.Fatal(err)
 	}

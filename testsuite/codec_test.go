@@ -35,7 +35,7 @@ func TestEncryptedPayloadsAreUnreadableInTheHistory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run, err := encrypted.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
-		policy.ReplyRequest{Agent: "main", Session: "enc", Message: "the confidential prompt"})
+		workflows.ReplyRequest{Agent: "main", Session: "enc", Message: "the confidential prompt"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestEncryptedFailuresHoldNoProviderText(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run, err := encrypted.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
-		policy.ReplyRequest{Agent: "main", Message: "the confidential prompt"})
+		workflows.ReplyRequest{Agent: "main", Message: "the confidential prompt"})
 	if err != nil {
 		t.Fatal(err)
 	}

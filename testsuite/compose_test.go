@@ -338,7 +338,7 @@ func TestTheFakeExampleFailsOver(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
-		policy.ReplyRequest{Agent: "main", Session: "compose-example", Message: "hi"})
+		workflows.ReplyRequest{Agent: "main", Session: "compose-example", Message: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}

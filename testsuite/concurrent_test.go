@@ -38,7 +38,7 @@ func TestFiftyConcurrentRepliesLeaveOneLadderStep(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
-						policy.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
+						workflows.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
 					if err != nil {
 						t.Error(err)
 						return

@@ -46,7 +46,7 @@ func TestACutAnswerIsContinuedUnderTheCheck(t *testing.T) {
 			defer cancel()
 			stream := hub.Open(ctx, "caller")
 			defer stream.Close()
-			run, err := workflows.StartReply(ctx, cl, tq, policy.ReplyRequest{Agent: "main", Message: "a pangram", StreamKey: "caller", NoJitter: true})
+			run, err := workflows.StartReply(ctx, cl, tq, workflows.ReplyRequest{Agent: "main", Message: "a pangram", StreamKey: "caller", NoJitter: true})
 			if err != nil {
 				t.Fatal(err)
 			}

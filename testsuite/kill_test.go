@@ -57,15 +57,15 @@ func startWorkerProcess(t *testing.T, env []string) *exec.Cmd {
 // candidate within seconds, continuing from the answer's checkpoint instead of buying it again;
 // the key's usage stats and the session are untouched, as nothing was the provider's fault.
 func TestAKilledWorkerIsNotTheProvidersFault(t *testing.T) {
-	for name, req := range map[string]policy.ReplyRequest{
+	for name, req := range map[string]workflows.ReplyRequest{
 		"one-off model":     {Agent: "main", Session: "crash", Message: "hi", Model: "anthropic/claude", NoJitter: true},
-		"fallbacks: [] job": {Agent: "main", Session: "crash", Message: "hi", NoJitter: true, Cron: &policy.CronPayload{Model: policy.ModelRef{Provider: "anthropic", Model: "claude"}, HasFallbacks: true, Fallbacks: []policy.ModelRef{}}},
+		"fallbacks: [] job": {Agent: "main", Session: "crash", Message: "hi", NoJitter: true, FixedChain: &policy.FixedChain{Model: policy.ModelRef{Provider: "anthropic", Model: "claude"}, HasFallbacks: true, Fallbacks: []policy.ModelRef{}}},
 	} {
 		t.Run(name, func(t *testing.T) { killMidStream(t, req, name == "one-off model") })
 	}
 }
 
-func killMidStream(t *testing.T, req policy.ReplyRequest, record bool) {
+func killMidStream(t *testing.T, req workflows.ReplyRequest, record bool) {
 	creds := []store.Credential{
 		{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-kill-a"},
 		{ID: "anthropic:default", Provider: "anthropic", Type: "api_key", Key: "sk-kill-b"},

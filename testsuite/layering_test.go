@@ -58,7 +58,9 @@ func TestLayering(t *testing.T) {
 				return slices.Contains([]string{"policy", "provider", "workflows", "activities"}, dep) || strings.HasPrefix(dep, "internal/")
 			}
 		case pkg == "node":
-			return func(dep string) bool { return !slices.Contains([]string{"testsuite", "starter", "worker", "serve", "ui"}, dep) }
+			return func(dep string) bool {
+				return !slices.Contains([]string{"testsuite", "starter", "worker", "serve", "ui"}, dep)
+			}
 		case strings.HasPrefix(pkg, "internal/"):
 			return func(dep string) bool {
 				return dep == "policy" || dep == "provider" || strings.HasPrefix(dep, "internal/")

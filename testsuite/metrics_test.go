@@ -12,7 +12,6 @@ import (
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/internal/metrics"
 	"github.com/batonhq/baton/lab/fakeprovider"
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/testsuite"
 	"github.com/batonhq/baton/workflows"
 	dto "github.com/prometheus/client_model/go"
@@ -39,7 +38,7 @@ func TestMetricsAreScraped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
-		policy.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
+		workflows.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
 	if err != nil {
 		t.Fatal(err)
 	}

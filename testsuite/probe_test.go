@@ -38,7 +38,7 @@ func TestAProbeIsOneCall(t *testing.T) {
 	}
 	var runs []*policy.ReplyResult
 	for i := range 2 {
-		run, err := workflows.StartReply(ctx, c, tq, policy.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
+		run, err := workflows.StartReply(ctx, c, tq, workflows.ReplyRequest{Agent: "main", Message: "hi", NoJitter: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,7 @@ func rateLimited() fakeprovider.Response {
 		Body: `{"error":{"message":"Rate limit reached for gpt-5 in organization org-x on requests per min (RPM)","type":"requests","code":"rate_limit_exceeded"}}`}
 }
 
-func reply(t *testing.T, c client.Client, tq string, req policy.ReplyRequest) (client.WorkflowRun, policy.ReplyResult, error) {
+func reply(t *testing.T, c client.Client, tq string, req workflows.ReplyRequest) (client.WorkflowRun, policy.ReplyResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -58,7 +58,7 @@ func TestReplyRotatesFallsBackAndSticksOnTheRealServer(t *testing.T) {
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, c, tq, w.Acts)
 
-	run, res, err := reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s1", Message: "hi"})
+	run, res, err := reply(t, c, tq, workflows.ReplyRequest{Agent: "main", Session: "s1", Message: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestReplyRotatesFallsBackAndSticksOnTheRealServer(t *testing.T) {
 	recordHistory(t, c, run, "reply-rate-limit-fallback")
 
 	// The next turn sticks to the fallback: one attempt, no notice.
-	run, res, err = reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s1", Message: "again"})
+	run, res, err = reply(t, c, tq, workflows.ReplyRequest{Agent: "main", Session: "s1", Message: "again"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestAnExhaustedChainFailsWithTheSummary(t *testing.T) {
 	c := testsuite.Client(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, c, tq, w.Acts)
-	run, _, err := reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s2", Message: "hi"})
+	run, _, err := reply(t, c, tq, workflows.ReplyRequest{Agent: "main", Session: "s2", Message: "hi"})
 	recordHistory(t, c, run, "reply-exhausted")
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || appErr.Type() != policy.ErrFallbackSummary || appErr.NonRetryable() == false {
@@ -150,7 +150,7 @@ func TestContextOverflowStopsTheReply(t *testing.T) {
 	c := testsuite.Client(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, c, tq, w.Acts)
-	run, _, err := reply(t, c, tq, policy.ReplyRequest{Agent: "main", Session: "s3", Message: "a very long prompt"})
+	run, _, err := reply(t, c, tq, workflows.ReplyRequest{Agent: "main", Session: "s3", Message: "a very long prompt"})
 	recordHistory(t, c, run, "reply-context-overflow")
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || appErr.Type() != policy.ErrContextOverflow {
@@ -222,7 +222,7 @@ func TestASessionRunsOneTurnAtATime(t *testing.T) {
 	done := make(chan int)
 	for i := range turns {
 		go func() {
-			run, err := workflows.StartReply(ctx, c, tq, policy.ReplyRequest{Agent: "main", Session: "lane", Message: "hi", NoJitter: true})
+			run, err := workflows.StartReply(ctx, c, tq, workflows.ReplyRequest{Agent: "main", Session: "lane", Message: "hi", NoJitter: true})
 			if err == nil {
 				err = run.Get(ctx, &turns[i].res)
 			}

@@ -50,7 +50,7 @@ func TestAReplySurvivesAServerRestart(t *testing.T) {
 	}
 	defer wk.Stop()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tq}, workflows.ReplyWorkflowName,
-		policy.ReplyRequest{Agent: "main", Session: "restart", Message: "hi", NoJitter: true})
+		workflows.ReplyRequest{Agent: "main", Session: "restart", Message: "hi", NoJitter: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,15 +92,15 @@ func discardLogger() log.Logger { return logging.Discard }
 // instead of buying the answer twice; no fallback, strict or not.
 func TestAnAnswerIsNeverBoughtTwice(t *testing.T) {
 	testsuite.NeedsServer(t)
-	for name, req := range map[string]policy.ReplyRequest{
+	for name, req := range map[string]workflows.ReplyRequest{
 		"chain":             {Agent: "main", Session: "away", Message: "hi", NoJitter: true},
-		"fallbacks: [] job": {Agent: "main", Session: "away", Message: "hi", NoJitter: true, Cron: &policy.CronPayload{Model: policy.ModelRef{Provider: "openai", Model: "gpt-5"}, HasFallbacks: true, Fallbacks: []policy.ModelRef{}}},
+		"fallbacks: [] job": {Agent: "main", Session: "away", Message: "hi", NoJitter: true, FixedChain: &policy.FixedChain{Model: policy.ModelRef{Provider: "openai", Model: "gpt-5"}, HasFallbacks: true, Fallbacks: []policy.ModelRef{}}},
 	} {
 		t.Run(name, func(t *testing.T) { serverAwayWhileAnswering(t, req) })
 	}
 }
 
-func serverAwayWhileAnswering(t *testing.T, req policy.ReplyRequest) {
+func serverAwayWhileAnswering(t *testing.T, req workflows.ReplyRequest) {
 	hostPort, err := lab.FreeHostPort()
 	if err != nil {
 		t.Fatal(err)

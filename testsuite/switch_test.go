@@ -29,7 +29,7 @@ func startSlowReply(t *testing.T, session string) (*testsuite.World, client.Clie
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, c, tq, w.Acts)
 	run, err := c.ExecuteWorkflow(context.Background(), workflows.ReplyStartOptions("", tq, "main", session), workflows.ReplyWorkflowName,
-		policy.ReplyRequest{Agent: "main", Session: session, Message: "hi", NoJitter: true})
+		workflows.ReplyRequest{Agent: "main", Session: session, Message: "hi", NoJitter: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 const imageCatalogConfig = `{agents: {defaults: {model: {primary: "local/llama", fallbacks: ["openai/gpt-5"]}, imageModel: {primary: "anthropic/claude-sonnet-4-5"}}},
   models: {providers: {local: {models: [{id: "llama", input: ["text"]}]}}}}`
 
-func imageTurn(t *testing.T, w *testsuite.World, req policy.ReplyRequest) policy.ReplyRequest {
+func imageTurn(t *testing.T, w *testsuite.World, req workflows.ReplyRequest) workflows.ReplyRequest {
 	t.Helper()
 	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 9000)...)
 	turn := provider.Turn{Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{provider.TextPart("what is it?"),
@@ -37,7 +37,7 @@ func TestATurnWithImagesSkipsTextOnlyCandidatesWithoutMovingTheSession(t *testin
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, c, tq, w.Acts)
 
-	_, res, err := reply(t, c, tq, imageTurn(t, w, policy.ReplyRequest{Agent: "main", Session: "img-1"}))
+	_, res, err := reply(t, c, tq, imageTurn(t, w, workflows.ReplyRequest{Agent: "main", Session: "img-1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestATurnWithImagesNoCandidateTakesGoesToTheImageChain(t *testing.T) {
 	testsuite.StartWorker(t, c, tq, w.Acts)
 
 	// A strict one-off text-only model: no candidate of its chain takes images.
-	_, res, err := reply(t, c, tq, imageTurn(t, w, policy.ReplyRequest{Agent: "main", Session: "img-2", Model: "local/llama"}))
+	_, res, err := reply(t, c, tq, imageTurn(t, w, workflows.ReplyRequest{Agent: "main", Session: "img-2", Model: "local/llama"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func failover(t *testing.T, c client.Client, tq, session string) client.Workflow
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := workflows.StartReply(ctx, c, tq, policy.ReplyRequest{Agent: "main", Session: session, Message: "hi", NoJitter: true})
+	run, err := workflows.StartReply(ctx, c, tq, workflows.ReplyRequest{Agent: "main", Session: session, Message: "hi", NoJitter: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestARunningReplyShowsWhereItIs(t *testing.T) {
 	testsuite.StartWorker(t, c, tq, w.Acts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := workflows.StartReply(ctx, c, tq, policy.ReplyRequest{Agent: "main", Session: fmt.Sprintf("run-%d", time.Now().UnixNano()),
+	run, err := workflows.StartReply(ctx, c, tq, workflows.ReplyRequest{Agent: "main", Session: fmt.Sprintf("run-%d", time.Now().UnixNano()),
 		Message: "hi", NoJitter: true})
 	if err != nil {
 		t.Fatal(err)

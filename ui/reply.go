@@ -123,8 +123,8 @@ func (h *handler) load(ctx context.Context, id, run string) (*replyPage, int) {
 	switch {
 	case r.Model != "":
 		p.Requested = r.Model + " (one-off, strict)"
-	case r.Cron != nil && !r.Cron.Model.IsZero():
-		p.Requested = r.Cron.Model.String() + " (a job's primary)"
+	case r.FixedChain != nil && !r.FixedChain.Model.IsZero():
+		p.Requested = r.FixedChain.Model.String() + " (a job's primary)"
 	case r.Heartbeat != nil:
 		p.Requested = "the agent's heartbeat"
 	case r.Agent != "":

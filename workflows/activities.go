@@ -32,14 +32,14 @@ type Done struct{}
 
 // The reply's activities.
 var (
-	LoadReply        = Activity[policy.ReplyRequest, policy.ReplyState]{LoadReplyActivity}
-	Attempt          = Activity[policy.AttemptRequest, policy.AttemptOutcome]{AttemptActivity}
-	RecordOutcome    = Activity[policy.OutcomeRecord, policy.ProfileStats]{RecordOutcomeActivity}
-	ClaimProbe       = Activity[policy.ProbeClaim, bool]{ClaimProbeActivity}
-	WriteFallback    = Activity[policy.SessionWrite, bool]{WriteFallbackActivity}
-	RollbackFallback = Activity[policy.SessionRollback, Done]{RollbackFallbackActivity}
+	LoadReply        = Activity[ReplyRequest, policy.ReplyState]{LoadReplyActivity}
+	Attempt          = Activity[AttemptRequest, policy.AttemptOutcome]{AttemptActivity}
+	RecordOutcome    = Activity[OutcomeRecord, policy.ProfileStats]{RecordOutcomeActivity}
+	ClaimProbe       = Activity[ProbeClaim, bool]{ClaimProbeActivity}
+	WriteFallback    = Activity[SessionWrite, bool]{WriteFallbackActivity}
+	RollbackFallback = Activity[SessionRollback, Done]{RollbackFallbackActivity}
 	EndTurn          = Activity[policy.TurnEnd, Done]{EndTurnActivity}
-	MarkSkip         = Activity[policy.SkipMarkRequest, Done]{MarkSkipActivity}
+	MarkSkip         = Activity[SkipMarkRequest, Done]{MarkSkipActivity}
 )
 
 // Run calls the activity with the context's activity options.

@@ -47,7 +47,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		} else {
 			opts.TaskQueue, opts.ScheduleToStartTimeout = "", 0
 		}
-		out, err := Attempt.Run(workflow.WithActivityOptions(ctx, opts), policy.AttemptRequest{
+		out, err := Attempt.Run(workflow.WithActivityOptions(ctx, opts), AttemptRequest{
 			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile,
 			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.held.Text, Key: key,
 			Continuation: continuation,

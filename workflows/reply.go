@@ -22,7 +22,7 @@ const (
 // ReplyWorkflow walks the candidate chain for one agent reply, as the seeds describe: decide per
 // candidate, write the fallback to the session before trying it, attempt one profile at a time,
 // record each outcome, rotate or advance, roll back what a failed fallback wrote.
-func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyResult, error) {
+func ReplyWorkflow(ctx workflow.Context, req ReplyRequest) (policy.ReplyResult, error) {
 	r := &reply{req: req, transientUsed: map[string]bool{}, started: workflow.Now(ctx)}
 	if err := r.handle(ctx); err != nil {
 		return policy.ReplyResult{}, err
@@ -41,7 +41,7 @@ func ReplyWorkflow(ctx workflow.Context, req policy.ReplyRequest) (policy.ReplyR
 
 // reply is one reply's state.
 type reply struct {
-	req           policy.ReplyRequest
+	req           ReplyRequest
 	state         policy.ReplyState
 	session       policy.SessionModel // as this reply last knew or wrote it
 	chain         policy.Chain
@@ -89,7 +89,7 @@ func (r *reply) setup(ctx workflow.Context) error {
 	if r.state.Config == nil {
 		r.state.Config = policy.DefaultConfig()
 	}
-	plan, err := policy.PlanReply(r.state.Config, r.req, r.state.Session, r.state.Reprobed, workflow.Now(ctx))
+	plan, err := policy.PlanReply(r.state.Config, r.req.Ask(), r.state.Session, r.state.Reprobed, workflow.Now(ctx))
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "BadRequest", nil)
 	}
@@ -157,7 +157,7 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 		d := policy.DecideCandidate(policy.CandidateState{Candidate: cand.ModelRef, Index: i, ChainLen: len(r.chain.Candidates),
 			Profiles: ordered, TransientProbeUsed: r.transientUsed[cand.Provider], SkipCached: skipCached}, now)
 		if d.Action == policy.ActionProbe && d.SetsThrottle {
-			claimed, err := ClaimProbe.RunLocal(storeStep(ctx), policy.ProbeClaim{Agent: r.authAgent(), Provider: cand.Provider, At: now})
+			claimed, err := ClaimProbe.RunLocal(storeStep(ctx), ProbeClaim{Agent: r.authAgent(), Provider: cand.Provider, At: now})
 			if err != nil {
 				return policy.ReplyResult{}, true, err
 			}
@@ -171,9 +171,9 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 		}
 
 		before, wrote := r.session, false
-		if policy.WritesFallback(r.req, r.chain, i, failedBefore, r.session) {
+		if policy.WritesFallback(r.req.Ask(), r.chain, i, failedBefore, r.session) {
 			next := policy.FallbackWrite(r.session, cand.ModelRef, r.chain.Requested, d.Profile, now)
-			ok, err := WriteFallback.RunLocal(storeStep(ctx), policy.SessionWrite{
+			ok, err := WriteFallback.RunLocal(storeStep(ctx), SessionWrite{
 				Session: r.req.Session, Agent: r.req.Agent, Expected: before, Next: next, At: now})
 			if err != nil {
 				return policy.ReplyResult{}, true, err
@@ -222,7 +222,7 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 		r.status.Candidate, r.status.Profile = cand.String(), profile
 		// What a success writes depends only on the failures before it: computed before the
 		// attempt, which ends the turn itself.
-		end, notices := policy.EndOfTurn(policy.TurnEndInput{Request: r.req, Chain: r.chain, Served: cand.ModelRef,
+		end, notices := policy.EndOfTurn(policy.TurnEndInput{Request: r.req.Ask(), Chain: r.chain, Served: cand.ModelRef,
 			Profile: profile, Attempts: r.attempts, Notice: r.state.Notice, ClearStale: r.clearStale})
 		out, err := r.call(ctx, cand, profile, end, retries, continuation)
 		if err != nil {
@@ -285,7 +285,7 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 			r.transientUsed[cand.Provider] = true
 		}
 		if plan.SkipMark != nil {
-			if _, err := MarkSkip.RunLocal(storeStep(ctx), policy.SkipMarkRequest{Session: r.req.Session, Mark: *plan.SkipMark, At: now}); err != nil {
+			if _, err := MarkSkip.RunLocal(storeStep(ctx), SkipMarkRequest{Session: r.req.Session, Mark: *plan.SkipMark, At: now}); err != nil {
 				return policy.ReplyResult{}, true, err
 			}
 		}
@@ -324,7 +324,7 @@ func (r *reply) interrupted(ctx workflow.Context, err error, cand policy.Candida
 func (r *reply) record(ctx workflow.Context, cand policy.Candidate, profile string, out policy.AttemptOutcome, now time.Time) error {
 	stats := out.Recorded
 	if stats == nil {
-		s, err := RecordOutcome.RunLocal(storeStep(ctx), policy.OutcomeRecord{Agent: r.authAgent(), Profile: profile,
+		s, err := RecordOutcome.RunLocal(storeStep(ctx), OutcomeRecord{Agent: r.authAgent(), Profile: profile,
 			Provider: cand.Provider, Model: cand.Model, OK: out.OK, Reason: out.Reason, Hint: out.Hint, At: now})
 		if err != nil {
 			return err
@@ -346,7 +346,7 @@ func (r *reply) rollback(ctx workflow.Context, before policy.SessionModel) {
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
 	written := r.session
-	_, err := RollbackFallback.RunLocal(storeStep(ctx), policy.SessionRollback{
+	_, err := RollbackFallback.RunLocal(storeStep(ctx), SessionRollback{
 		Session: r.req.Session, Before: before, Written: written, At: workflow.Now(ctx)})
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("fallback rollback failed", "session", r.req.Session, "error", err)

@@ -22,12 +22,12 @@ import (
 // script stands in for the reply's activities and records what the reply asked of them.
 type script struct {
 	state     policy.ReplyState
-	attempt   func(n int, r policy.AttemptRequest) (policy.AttemptOutcome, error)
-	calls     []policy.AttemptRequest
+	attempt   func(n int, r workflows.AttemptRequest) (policy.AttemptOutcome, error)
+	calls     []workflows.AttemptRequest
 	queues    []string // the task queue each call was scheduled on
-	records   []policy.OutcomeRecord
-	writes    []policy.SessionWrite
-	rollbacks []policy.SessionRollback
+	records   []workflows.OutcomeRecord
+	writes    []workflows.SessionWrite
+	rollbacks []workflows.SessionRollback
 }
 
 // stateOf is a reply state whose config chain is primary, then fallbacks; every provider has one
@@ -49,32 +49,32 @@ func stateOf(primary string, fallbacks ...string) policy.ReplyState {
 	return policy.ReplyState{Config: cfg, Profiles: profiles}
 }
 
-func (s *script) run(t *testing.T, req policy.ReplyRequest, during ...func(env *testsuite.TestWorkflowEnvironment)) (policy.ReplyResult, error) {
+func (s *script) run(t *testing.T, req workflows.ReplyRequest, during ...func(env *testsuite.TestWorkflowEnvironment)) (policy.ReplyResult, error) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(workflows.ReplyWorkflow, workflowName(workflows.ReplyWorkflowName))
 	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
-	reg(func(context.Context, policy.ReplyRequest) (policy.ReplyState, error) { return s.state, nil }, workflows.LoadReplyActivity)
-	reg(func(ctx context.Context, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+	reg(func(context.Context, workflows.ReplyRequest) (policy.ReplyState, error) { return s.state, nil }, workflows.LoadReplyActivity)
+	reg(func(ctx context.Context, r workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 		s.calls, s.queues = append(s.calls, r), append(s.queues, activity.GetInfo(ctx).TaskQueue)
 		return s.attempt(len(s.calls), r)
 	}, workflows.AttemptActivity)
-	reg(func(_ context.Context, r policy.OutcomeRecord) (policy.ProfileStats, error) {
+	reg(func(_ context.Context, r workflows.OutcomeRecord) (policy.ProfileStats, error) {
 		s.records = append(s.records, r)
 		return policy.ProfileStats{}, nil
 	}, workflows.RecordOutcomeActivity)
-	reg(func(context.Context, policy.ProbeClaim) (bool, error) { return true, nil }, workflows.ClaimProbeActivity)
-	reg(func(_ context.Context, w policy.SessionWrite) (bool, error) {
+	reg(func(context.Context, workflows.ProbeClaim) (bool, error) { return true, nil }, workflows.ClaimProbeActivity)
+	reg(func(_ context.Context, w workflows.SessionWrite) (bool, error) {
 		s.writes = append(s.writes, w)
 		return true, nil
 	}, workflows.WriteFallbackActivity)
-	reg(func(_ context.Context, r policy.SessionRollback) (workflows.Done, error) {
+	reg(func(_ context.Context, r workflows.SessionRollback) (workflows.Done, error) {
 		s.rollbacks = append(s.rollbacks, r)
 		return workflows.Done{}, nil
 	}, workflows.RollbackFallbackActivity)
 	reg(func(context.Context, policy.TurnEnd) (workflows.Done, error) { return workflows.Done{}, nil }, workflows.EndTurnActivity)
-	reg(func(context.Context, policy.SkipMarkRequest) (workflows.Done, error) { return workflows.Done{}, nil }, workflows.MarkSkipActivity)
+	reg(func(context.Context, workflows.SkipMarkRequest) (workflows.Done, error) { return workflows.Done{}, nil }, workflows.MarkSkipActivity)
 	for _, f := range during {
 		f(env)
 	}
@@ -111,8 +111,8 @@ func errorType(err error) string {
 
 func TestAFailedFallbackRollsBackOnlyWhatItWrote(t *testing.T) {
 	s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-		attempt: func(int, policy.AttemptRequest) (policy.AttemptOutcome, error) { return timedOut(), nil }}
-	_, err := s.run(t, policy.ReplyRequest{Agent: "main", Session: "s", Message: "hi"})
+		attempt: func(int, workflows.AttemptRequest) (policy.AttemptOutcome, error) { return timedOut(), nil }}
+	_, err := s.run(t, workflows.ReplyRequest{Agent: "main", Session: "s", Message: "hi"})
 	if errorType(err) != policy.ErrFallbackSummary {
 		t.Fatalf("ended with %v", err)
 	}
@@ -124,7 +124,7 @@ func TestAFailedFallbackRollsBackOnlyWhatItWrote(t *testing.T) {
 
 func TestAnAttemptThatRecordedIsNotRecordedAgain(t *testing.T) {
 	s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-		attempt: func(n int, _ policy.AttemptRequest) (policy.AttemptOutcome, error) {
+		attempt: func(n int, _ workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 			if n == 1 {
 				out := timedOut()
 				out.Recorded = nil // the attempt's store step failed: the reply records it
@@ -132,7 +132,7 @@ func TestAnAttemptThatRecordedIsNotRecordedAgain(t *testing.T) {
 			}
 			return answer("ok"), nil
 		}}
-	if _, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"}); err != nil {
+	if _, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.records) != 1 || s.records[0].Model != "gpt-5" || s.records[0].Reason != policy.ReasonTimeout {
@@ -143,14 +143,14 @@ func TestAnAttemptThatRecordedIsNotRecordedAgain(t *testing.T) {
 func TestALostWorkerRunsTheAttemptAgainWithoutBlameUpToTheLimit(t *testing.T) {
 	lost := temporal.NewNonRetryableApplicationError("the worker stopped", policy.ErrWorkerShutdown, nil)
 	s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-		attempt: func(n int, _ policy.AttemptRequest) (policy.AttemptOutcome, error) {
+		attempt: func(n int, _ workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 			if n <= 2 {
 				return policy.AttemptOutcome{}, lost
 			}
 			return answer("ok"), nil
 		}}
 	s.state.InfraRetries = 2
-	res, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"})
+	res, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"})
 	if err != nil || res.Served.Model != "gpt-5" || len(res.Attempts) != 1 || len(s.records) != 0 {
 		t.Fatalf("%+v %v, records %+v: the same candidate, one attempt, nobody blamed", res, err, s.records)
 	}
@@ -158,22 +158,24 @@ func TestALostWorkerRunsTheAttemptAgainWithoutBlameUpToTheLimit(t *testing.T) {
 		t.Errorf("keys %q %q %q: a run again keeps the attempt's identity", s.calls[0].Key, s.calls[1].Key, s.calls[2].Key)
 	}
 	s = &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-		attempt: func(int, policy.AttemptRequest) (policy.AttemptOutcome, error) { return policy.AttemptOutcome{}, lost }}
+		attempt: func(int, workflows.AttemptRequest) (policy.AttemptOutcome, error) {
+			return policy.AttemptOutcome{}, lost
+		}}
 	s.state.InfraRetries = 2
-	if _, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"}); errorType(err) != policy.ErrWorkersLost || len(s.calls) != 3 {
+	if _, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"}); errorType(err) != policy.ErrWorkersLost || len(s.calls) != 3 {
 		t.Errorf("ended with %v after %d calls, want WorkersLostError after 3", err, len(s.calls))
 	}
 }
 
 func TestMidStreamErrorStopsWhereTheCallerSawContent(t *testing.T) {
 	s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-		attempt: func(int, policy.AttemptRequest) (policy.AttemptOutcome, error) {
+		attempt: func(int, workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 			out := timedOut()
 			out.Partial, out.Delivered = "The quick ", true
 			return out, nil
 		}}
 	s.state.Config.Streaming.MidStream = policy.MidStreamError
-	if _, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"}); errorType(err) != policy.ErrStreamInterrupted || len(s.calls) != 1 {
+	if _, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"}); errorType(err) != policy.ErrStreamInterrupted || len(s.calls) != 1 {
 		t.Errorf("ended with %v after %d calls, want StreamInterruptedError and no fallback", err, len(s.calls))
 	}
 }
@@ -186,7 +188,7 @@ func TestACutAnswerIsContinuedWithWhatTheCallerHolds(t *testing.T) {
 	}
 	t.Run("the fallback continues it: the result is the whole answer, billed for both", func(t *testing.T) {
 		s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-			attempt: func(n int, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+			attempt: func(n int, r workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 				if n == 1 {
 					return cut(), nil
 				}
@@ -194,27 +196,27 @@ func TestACutAnswerIsContinuedWithWhatTheCallerHolds(t *testing.T) {
 				out.Output = 4
 				return out, nil
 			}}
-		res, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"})
+		res, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"})
 		if err != nil || res.Text != "The quick brown fox." || res.Output != 7 || !res.Attempts[1].Continues || s.calls[1].Prefill != "The quick " {
 			t.Errorf("%q (%d output tokens), %v, the fallback sent %q", res.Text, res.Output, err, s.calls[1].Prefill)
 		}
 	})
 	t.Run("a continuation that is another answer ends the reply, naming the cut", func(t *testing.T) {
 		s := &script{state: stateOf("openai/gpt-5", "anthropic/claude", "google/gemini"),
-			attempt: func(n int, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+			attempt: func(n int, r workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 				if n == 1 {
 					return cut(), nil
 				}
 				return policy.AttemptOutcome{Mismatch: true, Error: "another answer"}, nil
 			}}
-		_, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"})
+		_, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"})
 		if errorType(err) != policy.ErrContinuationMismatch || len(s.calls) != 2 || len(s.records) != 0 {
 			t.Errorf("ended with %v after %d calls, records %+v", err, len(s.calls), s.records)
 		}
 	})
 	t.Run("a refused prefill is asked again to restart, blaming nobody", func(t *testing.T) {
 		s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-			attempt: func(n int, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+			attempt: func(n int, r workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 				switch n {
 				case 1:
 					return cut(), nil
@@ -223,7 +225,7 @@ func TestACutAnswerIsContinuedWithWhatTheCallerHolds(t *testing.T) {
 				}
 				return answer("brown fox."), nil
 			}}
-		res, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"})
+		res, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"})
 		if err != nil || len(s.calls) != 3 || s.calls[2].Continuation != policy.ContinueRestart || s.calls[2].Model != "claude" ||
 			len(res.Attempts) != 2 || len(s.records) != 0 {
 			t.Errorf("%v; calls %+v; attempts %+v; records %+v", err, s.calls, res.Attempts, s.records)
@@ -231,9 +233,9 @@ func TestACutAnswerIsContinuedWithWhatTheCallerHolds(t *testing.T) {
 	})
 	t.Run("a model that cannot continue is skipped; none left ends the caller's stream", func(t *testing.T) {
 		s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-			attempt: func(int, policy.AttemptRequest) (policy.AttemptOutcome, error) { return cut(), nil }}
+			attempt: func(int, workflows.AttemptRequest) (policy.AttemptOutcome, error) { return cut(), nil }}
 		s.state.Config.Providers = map[string]policy.ProviderConfig{"anthropic": {Models: []policy.ModelSpec{{ID: "claude", Continuation: policy.ContinueNone}}}}
-		_, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"})
+		_, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"})
 		var app *temporal.ApplicationError
 		var attempts []policy.Attempt
 		if !errors.As(err, &app) || app.Type() != policy.ErrStreamInterrupted || app.Details(&attempts) != nil || len(s.calls) != 1 ||
@@ -245,7 +247,7 @@ func TestACutAnswerIsContinuedWithWhatTheCallerHolds(t *testing.T) {
 
 func TestAProbeIsOneCallNotThree(t *testing.T) {
 	s := &script{state: stateOf("openai/gpt-5", "openai/gpt-5-mini"),
-		attempt: func(_ int, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+		attempt: func(_ int, r workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 			if r.Model == "gpt-5" {
 				return policy.AttemptOutcome{Reason: policy.ReasonTimeout, Status: 503, Error: "unavailable"}, nil
 			}
@@ -253,7 +255,7 @@ func TestAProbeIsOneCallNotThree(t *testing.T) {
 		}}
 	// The key cools down for the primary, with a minute to go: the reply probes it.
 	s.state.Profiles[0].Stats = policy.ProfileStats{ErrorCount: 1, CooldownUntil: time.Now().Add(time.Minute), CooldownReason: policy.ReasonTimeout, CooldownModel: "gpt-5"}
-	res, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"}, func(env *testsuite.TestWorkflowEnvironment) {
+	res, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"}, func(env *testsuite.TestWorkflowEnvironment) {
 		env.SetStartTime(time.Now())
 	})
 	if err != nil || len(s.calls) != 2 || res.Attempts[0].Probe == nil || !*res.Attempts[0].Probe || *res.Attempts[0].Retries != 0 {
@@ -261,21 +263,21 @@ func TestAProbeIsOneCallNotThree(t *testing.T) {
 	}
 	s.state.Profiles[0].Stats = policy.ProfileStats{}
 	s.calls = nil
-	if _, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi"}); err != nil || len(s.calls) != 4 {
+	if _, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi"}); err != nil || len(s.calls) != 4 {
 		t.Errorf("%v after %d calls: an ordinary call is retried in place twice, then the fallback", err, len(s.calls))
 	}
 }
 
 func TestACancelRollsBackAndRecordsTheAttemptInFlight(t *testing.T) {
 	s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-		attempt: func(n int, _ policy.AttemptRequest) (policy.AttemptOutcome, error) {
+		attempt: func(n int, _ workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 			if n == 1 {
 				return timedOut(), nil
 			}
 			// The fallback is rate-limited and says to come back in 30 s: the reply waits in place.
 			return policy.AttemptOutcome{Reason: policy.ReasonRateLimit, Status: 429, Hint: policy.RetryHint{After: 30 * time.Second, HasAfter: true}}, nil
 		}}
-	_, err := s.run(t, policy.ReplyRequest{Agent: "main", Session: "s", Message: "hi"}, func(env *testsuite.TestWorkflowEnvironment) {
+	_, err := s.run(t, workflows.ReplyRequest{Agent: "main", Session: "s", Message: "hi"}, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(env.CancelWorkflow, 10*time.Second)
 	})
 	var app *temporal.ApplicationError
@@ -290,13 +292,13 @@ func TestACancelRollsBackAndRecordsTheAttemptInFlight(t *testing.T) {
 
 func TestADeadDoorQueueHandsTheSameAttemptToTheSharedQueue(t *testing.T) {
 	s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
-		attempt: func(n int, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+		attempt: func(n int, r workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 			if n == 1 {
 				return policy.AttemptOutcome{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 			}
 			return answer("ok"), nil
 		}}
-	res, err := s.run(t, policy.ReplyRequest{Agent: "main", Message: "hi", StreamQueue: "baton/door/gone", StreamKey: "k"})
+	res, err := s.run(t, workflows.ReplyRequest{Agent: "main", Message: "hi", StreamQueue: "baton/door/gone", StreamKey: "k"})
 	if err != nil || len(s.calls) != 2 || s.calls[0].Key != s.calls[1].Key || res.Served.Model != "gpt-5" || len(res.Attempts) != 1 || len(s.records) != 0 {
 		t.Errorf("%v: calls %+v, attempts %+v: the same attempt again, nobody blamed", err, s.calls, res.Attempts)
 	}
@@ -313,7 +315,7 @@ func TestAModelSwitchJumpsToALaterCandidateOrStartsOver(t *testing.T) {
 		t.Run(c.to, func(t *testing.T) {
 			var env *testsuite.TestWorkflowEnvironment
 			s := &script{state: stateOf("openai/gpt-5", "mistral/large", "anthropic/claude"),
-				attempt: func(n int, r policy.AttemptRequest) (policy.AttemptOutcome, error) {
+				attempt: func(n int, r workflows.AttemptRequest) (policy.AttemptOutcome, error) {
 					if n == 1 {
 						// The user's /model arrives while the first attempt runs.
 						env.UpdateWorkflow(workflows.SwitchModelUpdate, "switch", &testsuite.TestUpdateCallback{
@@ -323,7 +325,7 @@ func TestAModelSwitchJumpsToALaterCandidateOrStartsOver(t *testing.T) {
 					}
 					return answer("from " + r.Provider), nil
 				}}
-			res, err := s.run(t, policy.ReplyRequest{Agent: "main", Session: "s", Message: "hi"}, func(e *testsuite.TestWorkflowEnvironment) { env = e })
+			res, err := s.run(t, workflows.ReplyRequest{Agent: "main", Session: "s", Message: "hi"}, func(e *testsuite.TestWorkflowEnvironment) { env = e })
 			if c.restart {
 				var can *workflow.ContinueAsNewError
 				if !errors.As(err, &can) || len(s.calls) != 1 {

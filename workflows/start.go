@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/batonhq/baton/policy"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -41,7 +40,7 @@ func LaneID(agent, session string) string { return "reply/" + agent + "/" + sess
 // like OpenClaw's session lanes: its replies share the workflow ID LaneID, and while one runs the
 // next waits for it to end, then starts (so it decides on what the previous turn recorded: its
 // cooldowns, its fallback override). A reply without a session starts at once under its own ID.
-func StartReply(ctx context.Context, c client.Client, taskQueue string, req policy.ReplyRequest) (client.WorkflowRun, error) {
+func StartReply(ctx context.Context, c client.Client, taskQueue string, req ReplyRequest) (client.WorkflowRun, error) {
 	if req.Session == "" {
 		id := fmt.Sprintf("reply-%s-%d", req.Agent, time.Now().UnixNano())
 		return c.ExecuteWorkflow(ctx, ReplyStartOptions(id, taskQueue, req.Agent, ""), ReplyWorkflowName, req)
@@ -88,7 +87,7 @@ type Turn interface {
 
 // WithTurn puts turn on req: inline (as JSON) when small, else in the store by reference. A turn
 // that is one user text message travels as Message, as a CLI message always has.
-func WithTurn(ctx context.Context, content ContentPutter, req policy.ReplyRequest, turn Turn) (policy.ReplyRequest, error) {
+func WithTurn(ctx context.Context, content ContentPutter, req ReplyRequest, turn Turn) (ReplyRequest, error) {
 	req.CarriesImages = turn.HasImages()
 	req.Reasoning = turn.AsksReasoning()
 	if text, ok := turn.PlainMessage(); ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/workflows"
 )
@@ -25,7 +24,7 @@ func TestWithTurnMarksAReasoningRequest(t *testing.T) {
 		"an effort":       {effort, true},
 		"a budget":        {budget, true},
 	} {
-		req, err := workflows.WithTurn(context.Background(), nil, policy.ReplyRequest{Agent: "main"}, c.turn)
+		req, err := workflows.WithTurn(context.Background(), nil, workflows.ReplyRequest{Agent: "main"}, c.turn)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -205,7 +205,7 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 // reply at call N. A reply that continues as new (a switch that restarts it) runs on in a new
 // environment, as a caller's wait follows the new run.
 func playReply(ctx context.Context, st *store.Store, fake *fakeprovider.Server, acts *activities.Activities, clockMu *sync.Mutex,
-	now *func() time.Time, at time.Time, req policy.ReplyRequest, r *ReplyTurn) (*sdktestsuite.TestWorkflowEnvironment, error) {
+	now *func() time.Time, at time.Time, req workflows.ReplyRequest, r *ReplyTurn) (*sdktestsuite.TestWorkflowEnvironment, error) {
 	first := len(fake.Calls())
 	var env *sdktestsuite.TestWorkflowEnvironment
 	var envMu sync.Mutex
@@ -311,7 +311,7 @@ func (c *turnClock) ended(at time.Time) {
 
 func stamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
 
-func replyRequest(r *ReplyTurn, agentOf map[string]string) policy.ReplyRequest {
+func replyRequest(r *ReplyTurn, agentOf map[string]string) workflows.ReplyRequest {
 	agent := r.Agent
 	if agent == "" {
 		agent = agentOf[r.Session]
@@ -319,10 +319,10 @@ func replyRequest(r *ReplyTurn, agentOf map[string]string) policy.ReplyRequest {
 	if agent == "" {
 		agent = agentDefault
 	}
-	req := policy.ReplyRequest{Agent: agent, Session: r.Session, Message: r.Message, Model: r.Model, Heartbeat: r.Heartbeat,
+	req := workflows.ReplyRequest{Agent: agent, Session: r.Session, Message: r.Message, Model: r.Model, Heartbeat: r.Heartbeat,
 		Image: r.Image, NoJitter: true, WaitForCooldown: time.Duration(r.WaitForCooldown)}
 	if r.Cron != nil {
-		cp := &policy.CronPayload{}
+		cp := &policy.FixedChain{}
 		if ref, err := policy.ParseModelRef(r.Cron.Model); err == nil {
 			cp.Model = ref
 		}
@@ -335,7 +335,7 @@ func replyRequest(r *ReplyTurn, agentOf map[string]string) policy.ReplyRequest {
 				}
 			}
 		}
-		req.Cron = cp
+		req.FixedChain = cp
 	}
 	return req
 }

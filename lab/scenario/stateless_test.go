@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/workflows"
 )
 
 // Issue 26, "one probe per outage", through the real workflow and activities on the scenario
@@ -131,8 +132,8 @@ func playOutage(t *testing.T, outage fakeprovider.Response, lasts, every time.Du
 			recovered = true
 		}
 		// serve's provider/model request: a job primary with the caller's fallbacks, no session.
-		req := policy.ReplyRequest{Agent: agentDefault, Message: "hi", NoJitter: true,
-			Cron: &policy.CronPayload{Model: gpt5, HasFallbacks: true, Fallbacks: []policy.ModelRef{mini}}}
+		req := workflows.ReplyRequest{Agent: agentDefault, Message: "hi", NoJitter: true,
+			FixedChain: &policy.FixedChain{Model: gpt5, HasFallbacks: true, Fallbacks: []policy.ModelRef{mini}}}
 		first := len(fake.Calls())
 		env, err := playReply(ctx, st, fake, acts, &clockMu, &now, at, req, &ReplyTurn{})
 		if err != nil {
