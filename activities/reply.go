@@ -249,10 +249,22 @@ func (a *Activities) attempt(ctx context.Context, req workflows.AttemptRequest, 
 	// continues it, and keeps checkpoints of its own as the answer grows. What the caller holds is
 	// continued as this model can be asked to, and its answer checked against it before any of it
 	// goes out (policy/continuation.go).
+	var jr *journal
+	if req.LogKey != "" {
+		var logged string
+		if jr, logged, err = openJournal(ctx, st, req.LogKey, stream, a.logger()); err != nil {
+			return policy.AttemptOutcome{}, err
+		}
+		defer jr.close()
+		// What an earlier run of this attempt logged reached the caller, checkpointed or not.
+		if rest, ok := strings.CutPrefix(logged, req.Prefill); ok && len(rest) > len(done) {
+			done = rest
+		}
+	}
 	held := req.Prefill + done
 	strategy := cmp.Or(req.Continuation, a.Config.Get().Continuation(policy.ModelRef{Provider: req.Provider, Model: req.Model}))
 	given := policy.ContinuationGiven(strategy, held)
-	sink := &deltaSink{stream: stream, model: req.Provider + "/" + req.Model, last: time.Now()}
+	sink := &deltaSink{stream: stream, journal: jr, model: req.Provider + "/" + req.Model, last: time.Now()}
 	if held != "" {
 		sink.check = policy.NewContinuationCheck(held, given)
 	}
@@ -459,6 +471,7 @@ func heartbeat(ctx context.Context, chunks *atomic.Int64) (stop func()) {
 // did not.
 type deltaSink struct {
 	stream     *live.Stream
+	journal    *journal // nil: the reply keeps no event log
 	model      string
 	check      *policy.ContinuationCheck // nil: not a continuation
 	diverged   func()                    // ends the call once the check failed
@@ -500,7 +513,11 @@ func (s *deltaSink) send(d provider.Delta) {
 		s.last = time.Now()
 		s.checkpoint(s.all.String())
 	}
-	if s.stream == nil || !s.stream.Send(live.Delta{Text: d.Text, Reasoning: d.Reasoning, ToolCall: d.ToolCall, ReasoningPart: d.ReasoningPart, Model: s.model}) {
+	ld := live.Delta{Text: d.Text, Reasoning: d.Reasoning, ToolCall: d.ToolCall, ReasoningPart: d.ReasoningPart, Model: s.model}
+	switch {
+	case s.journal != nil:
+		s.journal.add(ld) // logged, then sent: a caller resuming elsewhere gets it again
+	case s.stream == nil || !s.stream.Send(ld):
 		return
 	}
 	s.delivered = true

@@ -34,12 +34,16 @@ func PointAtFake(cfg *policy.Config, fake *fakeprovider.Server, creds []store.Cr
 		providers[c.Provider] = true
 	}
 	for p := range providers {
-		anthropic := p == "anthropic"
-		api := provider.APIOpenAICompletions
-		if anthropic {
-			api = provider.APIAnthropicMessages
+		// A provider keeps the API its config names (the fake speaks each); by default anthropic
+		// speaks Anthropic Messages and the rest Chat Completions.
+		api := cfg.Providers[p].API
+		if api == "" {
+			api = provider.APIOpenAICompletions
+			if p == "anthropic" {
+				api = provider.APIAnthropicMessages
+			}
 		}
-		cfg.Providers[p] = policy.ProviderConfig{ID: p, BaseURL: fake.BaseURL(p, anthropic), API: api, Models: cfg.Providers[p].Models}
+		cfg.Providers[p] = policy.ProviderConfig{ID: p, BaseURL: fake.BaseURL(p, api == provider.APIAnthropicMessages), API: api, Models: cfg.Providers[p].Models}
 	}
 }
 

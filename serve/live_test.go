@@ -43,7 +43,7 @@ func liveServe(t *testing.T, w *testsuite.World, set func(*server)) *turnWorld {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Stop)
-	s := &server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: &liveDoor{hub: door.Hub, queue: door.Queue}}
+	s := &server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: &liveDoor{hub: door.Hub, queue: door.Queue}, responses: w.Store}
 	if set != nil {
 		set(s)
 	}

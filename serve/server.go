@@ -57,6 +57,9 @@ type Options struct {
 	KeepAlive time.Duration
 	// Identity names this server in the histories it writes to (a cancel).
 	Identity string
+	// Responses keeps the Responses door's stored responses and replies' event logs (nil: only
+	// store: false is served).
+	Responses ResponseStore
 }
 
 // DefaultTimeout is how long a request waits for its reply unless Options.Timeout says otherwise.
@@ -67,7 +70,7 @@ const DefaultTimeout = 10 * time.Minute
 func New(o Options) http.Handler {
 	s := &server{client: o.Client, taskQueue: o.TaskQueue, namespace: o.Namespace, token: o.Token, config: o.Config,
 		timeout: cmp.Or(o.Timeout, DefaultTimeout), content: o.Content, maxBody: o.MaxBody, hasProfile: o.HasProfile,
-		logger: o.Logger, keepAlive: o.KeepAlive, identity: o.Identity}
+		logger: o.Logger, keepAlive: o.KeepAlive, identity: o.Identity, responses: o.Responses}
 	if o.Streams != nil {
 		s.live = &liveDoor{hub: o.Streams, queue: o.StreamQueue}
 	}
@@ -94,6 +97,7 @@ type server struct {
 	logger    *zap.Logger // nil: none
 	keepAlive time.Duration
 	identity  string
+	responses ResponseStore // nil: no stored responses
 }
 
 // liveDoor is where this process's callers' attempts run and their deltas arrive.
@@ -157,8 +161,11 @@ var unauthorized = &wire.Error{Status: http.StatusUnauthorized, Message: "missin
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d := openAIDoor
-	if r.URL.Path == "/v1/messages" {
+	switch {
+	case r.URL.Path == "/v1/messages":
 		d = anthropicDoor
+	case strings.HasPrefix(r.URL.Path, "/v1/responses"):
+		d = responsesDoor
 	}
 	if s.token != "" && !tokenGiven(r, s.token) {
 		d.writeError(w, unauthorized)
@@ -171,11 +178,13 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.turn(w, r, openAIDoor)
 	case r.URL.Path == "/v1/messages" && r.Method == http.MethodPost:
 		s.turn(w, r, anthropicDoor)
+	case r.URL.Path == "/v1/responses" || strings.HasPrefix(r.URL.Path, "/v1/responses/"):
+		s.responsesPath(w, r)
 	case r.URL.Path == "/v1/models" || r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/v1/messages":
 		d.writeError(w, &wire.Error{Status: http.StatusMethodNotAllowed, Message: r.Method + " is not allowed here", Type: "invalid_request_error"})
 	default:
 		d.writeError(w, &wire.Error{Status: http.StatusNotFound, Type: "not_found_error",
-			Message: "unknown path " + r.URL.Path + " (POST /v1/chat/completions, POST /v1/messages, GET /v1/models)"})
+			Message: "unknown path " + r.URL.Path + " (POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models)"})
 	}
 }
 
@@ -253,52 +262,35 @@ func decodeRequest(decode func([]byte) (wire.Request, *wire.Error), body []byte,
 // turn serves one model turn through a Reply workflow. Nothing starts until the whole request
 // has been read and checked.
 func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
-	limit := s.maxBody
-	if limit <= 0 {
-		limit = DefaultMaxRequestBytes
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		d.writeError(w, wire.BadRequest("", "reading the body: %v", err))
-		return
-	}
-	if int64(len(body)) > limit {
-		// 413, not a 400 that reads like bad JSON nor a 5xx that invites a retry.
-		d.writeError(w, &wire.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
-			Message: fmt.Sprintf("the request body is over the limit of %d bytes (BATON_MAX_REQUEST_BYTES)", limit)})
+	body, ok := s.read(w, r, d.writeError)
+	if !ok {
 		return
 	}
 	req, wr, werr := decodeRequest(d.decode, body, r.Header.Get("x-baton-session"))
 	if werr == nil {
 		werr = applyWait(r.Header, wr, &req) // the durable wait: body wait_for_cooldown or header
 	}
+	if werr == nil {
+		werr = s.admit(r.Context(), req)
+	}
 	if werr != nil {
 		d.writeError(w, werr)
 		return
 	}
-	if _, ok := s.config.Get().Agent(req.Agent); !ok && req.Agent != "main" {
-		// An agent the config does not have is a mistake to name, not a chain of defaults.
-		d.writeError(w, wire.BadRequest("model", "model: agent %q is not in the config's agents.list", req.Agent))
-		return
-	}
-	if werr := s.reachable(r.Context(), req); werr != nil {
+	s.turnDecoded(w, r, d, req, wr)
+}
+
+// turnDecoded runs a decoded, admitted request's reply and answers in its wire.
+func (s *server) turnDecoded(w http.ResponseWriter, r *http.Request, d door, req workflows.ReplyRequest, wr wire.Request) {
+	release, werr := s.slot()
+	if werr != nil {
 		d.writeError(w, werr)
 		return
 	}
-	if s.inflight != nil {
-		select {
-		case s.inflight <- struct{}{}:
-			defer func() { <-s.inflight }()
-		default:
-			// Shed what cannot be started in time, rather than let the caller wait past its deadline.
-			d.writeError(w, &wire.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "server_busy", RetryAfter: 1,
-				Message: fmt.Sprintf("baton serve has %d replies in flight (BATON_SERVE_MAX_INFLIGHT): try again shortly", cap(s.inflight))})
-			return
-		}
-	}
+	defer release()
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()
-	req, err = workflows.WithTurn(ctx, s.content, req, wr.Turn)
+	req, err := workflows.WithTurn(ctx, s.content, req, wr.Turn)
 	if err != nil {
 		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: err.Error(), Type: "server_error"})
 		return
@@ -437,6 +429,50 @@ func (s *server) turn(w http.ResponseWriter, r *http.Request, d door) {
 	}
 }
 
+// read reads a request's body within BATON_MAX_REQUEST_BYTES; false: the error went out.
+func (s *server) read(w http.ResponseWriter, r *http.Request, writeError func(http.ResponseWriter, *wire.Error)) ([]byte, bool) {
+	limit := s.maxBody
+	if limit <= 0 {
+		limit = DefaultMaxRequestBytes
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		writeError(w, wire.BadRequest("", "reading the body: %v", err))
+		return nil, false
+	}
+	if int64(len(body)) > limit {
+		// 413, not a 400 that reads like bad JSON nor a 5xx that invites a retry.
+		writeError(w, &wire.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+			Message: fmt.Sprintf("the request body is over the limit of %d bytes (BATON_MAX_REQUEST_BYTES)", limit)})
+		return nil, false
+	}
+	return body, true
+}
+
+// admit refuses a request naming an agent the config does not have (a mistake to name, not a
+// chain of defaults) or a model no reply could reach.
+func (s *server) admit(ctx context.Context, req workflows.ReplyRequest) *wire.Error {
+	if _, ok := s.config.Get().Agent(req.Agent); !ok && req.Agent != "main" {
+		return wire.BadRequest("model", "model: agent %q is not in the config's agents.list", req.Agent)
+	}
+	return s.reachable(ctx, req)
+}
+
+// slot takes one of the server's in-flight slots (BATON_SERVE_MAX_INFLIGHT): what cannot be
+// started in time is shed, rather than left to wait past its caller's deadline.
+func (s *server) slot() (release func(), e *wire.Error) {
+	if s.inflight == nil {
+		return func() {}, nil
+	}
+	select {
+	case s.inflight <- struct{}{}:
+		return func() { <-s.inflight }, nil
+	default:
+		return nil, &wire.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "server_busy", RetryAfter: 1,
+			Message: fmt.Sprintf("baton serve has %d replies in flight (BATON_SERVE_MAX_INFLIGHT): try again shortly", cap(s.inflight))}
+	}
+}
+
 // reachable refuses a model whose provider has neither a models.providers entry nor a stored
 // profile: a mistake to name now, not an outage to discover.
 func (s *server) reachable(ctx context.Context, req workflows.ReplyRequest) *wire.Error {
@@ -511,38 +547,46 @@ func (s *server) forward(w http.ResponseWriter, d door, wr wire.Request, runID s
 		if out == nil {
 			out = &liveOut{w: d.live(w, flush, runID, delta.Model, time.Now().Unix(), wr)}
 		}
-		if m, ok := out.w.(interface{ SetModel(string) }); ok {
-			m.SetModel(delta.Model) // each chunk names the candidate it came from
-		}
-		switch {
-		case delta.Text != "":
-			out.w.Text(delta.Text)
-			out.text.WriteString(delta.Text)
-		case delta.Reasoning != "":
-			// OpenAI's wire takes reasoning text as it comes; Anthropic's a whole block (below).
-			if r, ok := out.w.(interface{ Reasoning(string) }); ok {
-				r.Reasoning(delta.Reasoning)
-			}
-		case delta.ReasoningPart != nil:
-			if r, ok := out.w.(interface {
-				Thinking(string)
-				Signature(string)
-				RedactedThinking(string)
-			}); ok {
-				if p := delta.ReasoningPart; p.Redacted != "" {
-					r.RedactedThinking(p.Redacted)
-				} else {
-					r.Thinking(p.Text)
-					r.Signature(p.Signature)
-				}
-			}
-		case delta.ToolCall != nil:
-			out.w.ToolCall(out.toolCalls, delta.ToolCall.ID, delta.ToolCall.Name)
-			out.w.ToolArgs(out.toolCalls, delta.ToolCall.Arguments)
-			out.toolCalls++
-		}
+		out.send(delta)
 	}
 	return out
+}
+
+// send writes one delta in the caller's wire, naming the candidate it came from.
+func (o *liveOut) send(delta live.Delta) {
+	if m, ok := o.w.(interface{ SetModel(string) }); ok {
+		m.SetModel(delta.Model) // each chunk names the candidate it came from
+	}
+	switch {
+	case delta.Text != "":
+		o.w.Text(delta.Text)
+		o.text.WriteString(delta.Text)
+	case delta.Reasoning != "":
+		// OpenAI's wires take reasoning text as it comes; Anthropic's a whole block (below).
+		if r, ok := o.w.(interface{ Reasoning(string) }); ok {
+			r.Reasoning(delta.Reasoning)
+		}
+	case delta.ReasoningPart != nil:
+		switch r := o.w.(type) {
+		case interface{ ReasoningPart(provider.Part) }:
+			r.ReasoningPart(*delta.ReasoningPart)
+		case interface {
+			Thinking(string)
+			Signature(string)
+			RedactedThinking(string)
+		}:
+			if p := delta.ReasoningPart; p.Redacted != "" {
+				r.RedactedThinking(p.Redacted)
+			} else {
+				r.Thinking(p.Text)
+				r.Signature(p.Signature)
+			}
+		}
+	case delta.ToolCall != nil:
+		o.w.ToolCall(o.toolCalls, delta.ToolCall.ID, delta.ToolCall.Name)
+		o.w.ToolArgs(o.toolCalls, delta.ToolCall.Arguments)
+		o.toolCalls++
+	}
 }
 
 // finish sends what of the answer has not gone out live (an attempt that ran on the shared

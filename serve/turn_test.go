@@ -35,7 +35,7 @@ func newTurnWorld(t *testing.T, rules []fakeprovider.Rule) *turnWorld {
 	srv := testsuite.SharedServer(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store})
+	h := httptest.NewServer(&server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, responses: w.Store})
 	t.Cleanup(h.Close)
 	return &turnWorld{World: w, h: h}
 }

@@ -118,7 +118,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return fail(exitFailure, "--listen %s: %v", *listen, err)
 	}
 	st := n.Store
-	opts.Client, opts.Config, opts.Content, opts.Streams, opts.StreamQueue = c, n.Config, st, door.Hub, door.Queue
+	opts.Client, opts.Config, opts.Content, opts.Streams, opts.StreamQueue, opts.Responses = c, n.Config, st, door.Hub, door.Queue, st
 	opts.HasProfile = func(ctx context.Context, provider string) bool {
 		providers, err := st.ProfileProviders(ctx)
 		return err != nil || providers[provider] // the store's trouble is not the request's mistake
@@ -132,7 +132,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	mux.Handle("/metrics", serve.RequireToken(token, n.Metrics.Handler()))
 	mux.Handle("/", serve.New(opts))
 	srv := &http.Server{Handler: n.Tracing.Handler(mux, "baton serve"), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(out, "baton serve: OpenAI- and Anthropic-compatible endpoints on http://%s/v1 (task queue %s); the operator page on http://%s/ui/\n",
+	fmt.Fprintf(out, "baton serve: OpenAI (Chat Completions, Responses) and Anthropic-compatible endpoints on http://%s/v1 (task queue %s); the operator page on http://%s/ui/\n",
 		l.Addr(), tf.TaskQueue, l.Addr())
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -49,7 +49,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 		}
 		out, err := Attempt.Run(workflow.WithActivityOptions(ctx, opts), AttemptRequest{
 			Agent: r.authAgent(), Provider: cand.Provider, Model: cand.Model, Profile: profile,
-			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, Prefill: r.held.Text, Key: key,
+			Message: r.req.Message, Turn: r.req.Turn, TurnRef: r.req.TurnRef, StreamKey: r.req.StreamKey, LogKey: r.req.LogKey, Prefill: r.held.Text, Key: key,
 			Continuation: continuation,
 			Now:          workflow.Now(ctx), FirstTokenTimeout: dl.FirstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
 			AttemptTimeout: dl.Attempt, MinTokensPerSecond: dl.MinTokensPerSecond, ThroughputGrace: dl.ThroughputGrace,

@@ -41,6 +41,10 @@ type ReplyRequest struct {
 	// stream there.
 	StreamQueue string `json:"streamQueue,omitempty"`
 	StreamKey   string `json:"streamKey,omitempty"`
+	// LogKey names the reply's event log in the store (a Responses reply a caller may leave and
+	// resume): every attempt writes what reaches the caller there, in batches, before the caller
+	// gets it, so any front door can send it again. "": none.
+	LogKey string `json:"logKey,omitempty"`
 	// Restarts counts the times a user's /model started this reply over (continue-as-new).
 	Restarts int `json:"restarts,omitempty"`
 	// Earlier are the attempts of the runs a /model restart ended: the result joins them before
@@ -77,6 +81,8 @@ type AttemptRequest struct {
 	// the caller already holds, which this attempt continues.
 	StreamKey string `json:"streamKey,omitempty"`
 	Prefill   string `json:"prefill,omitempty"`
+	// LogKey is the reply's event log (ReplyRequest.LogKey).
+	LogKey string `json:"logKey,omitempty"`
 	// Continuation is how this model is asked to continue Prefill (ContinuePrefill,
 	// ContinueRestart, ContinueInstruction; "" is ContinueInstruction, as replies recorded before
 	// it asked); PrefillPrefix adds "prefix": true for the servers that want it.

@@ -8,6 +8,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/batonhq/baton/provider"
@@ -122,4 +124,20 @@ func NewKey() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// EncodeDelta is a delta as a reply's event log keeps it (the attempt writes it, any front door
+// reads it back); DecodeDelta reads it.
+func EncodeDelta(d Delta) []byte {
+	b, _ := json.Marshal(d) // plain data: cannot fail
+	return b
+}
+
+// DecodeDelta reads a delta EncodeDelta wrote.
+func DecodeDelta(b []byte) (Delta, error) {
+	var d Delta
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("a reply log entry: %w", err)
+	}
+	return d, nil
 }

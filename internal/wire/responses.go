@@ -1453,3 +1453,30 @@ func (s *ResponsesStream) Answer(a provider.Answer) {
 	}
 	s.Finish(a.FinishReason, a.Usage)
 }
+
+// Start sends response.created and response.in_progress now (a door opens the stream before
+// anything of the answer is known).
+func (s *ResponsesStream) Start() { s.begin() }
+
+// ResponsesAnswerMessage is an answer as the assistant message a later turn sends back (the
+// conversation previous_response_id continues), its tool calls under the ids its response showed.
+func ResponsesAnswerMessage(responseID string, a provider.Answer) provider.Message {
+	m := provider.Message{Role: provider.RoleAssistant}
+	items := 0
+	for _, p := range a.Reasoning {
+		if hasReasoning(p) {
+			m.Content = append(m.Content, p)
+			items++
+		}
+	}
+	if a.Text != "" {
+		m.Content = append(m.Content, provider.TextPart(a.Text))
+		items++
+	}
+	for _, c := range a.ToolCalls {
+		m.Content = append(m.Content, provider.Part{Type: provider.PartToolCall, CallID: responsesCallID(c.ID, responseID, items),
+			Name: c.Name, Arguments: c.Arguments})
+		items++
+	}
+	return m
+}
