@@ -33,6 +33,8 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	configPath := fs.String("config", os.Getenv("BATON_CONFIG"), "OpenClaw-shaped config, the workers' (reloaded on change; env BATON_CONFIG)")
 	timeout := fs.Duration("timeout", serve.DefaultTimeout, "the longest a request waits for its reply")
 	storeURL := storeFlag(fs)
+	sharedWorker := fs.Bool("shared-worker", os.Getenv("BATON_SERVE_SHARED_WORKER") != "false",
+		"also run the shared task queue's replies here, as baton-worker does (env BATON_SERVE_SHARED_WORKER); false beside baton-workers: a front door that is redeployed takes no background reply with it")
 	webUI := fs.String("web-ui", os.Getenv("BATON_WEB_UI"), "the Temporal Web UI's base URL, for the operator page's links (env BATON_WEB_UI)")
 	set, code, ok := parseFlags(fs, args, errOut)
 	if !ok {
@@ -107,12 +109,14 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return fail(exitFailure, "%v", err)
 	}
 	defer door.Stop()
-	// An attempt of this process's caller that the shared worker runs here streams too.
-	shared := n.Worker(c, tf.TaskQueue, opts.Identity, 30*time.Second, door.Hub)
-	if err := shared.Start(); err != nil {
-		return fail(exitFailure, "starting the worker for the shared task queue %s: %v", tf.TaskQueue, err)
+	if *sharedWorker {
+		// An attempt of this process's caller that the shared worker runs here streams too.
+		shared := n.Worker(c, tf.TaskQueue, opts.Identity, 30*time.Second, door.Hub)
+		if err := shared.Start(); err != nil {
+			return fail(exitFailure, "starting the worker for the shared task queue %s: %v", tf.TaskQueue, err)
+		}
+		defer shared.Stop()
 	}
-	defer shared.Stop()
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fail(exitFailure, "--listen %s: %v", *listen, err)

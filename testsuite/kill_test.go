@@ -1,8 +1,11 @@
 package testsuite_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -241,6 +244,114 @@ func TestAKilledServeLeavesItsReplyToTheWorkers(t *testing.T) {
 	}
 	if res.Text != answer {
 		t.Errorf("answer %q: the checkpoint and its continuation, the answer once", res.Text)
+	}
+	for _, p := range mustProfiles(t, w) {
+		if p.Stats.ErrorCount != 0 || !p.Stats.CooldownUntil.IsZero() {
+			t.Errorf("%s was blamed for a lost serve: %+v", p.ID, p.Stats)
+		}
+	}
+}
+
+// sseEvents reads a stream's events whole ("event: …\ndata: …"), and the last sequence number.
+func sseEvents(t *testing.T, body io.Reader, stopAfter func(event string) bool) ([]string, int64) {
+	t.Helper()
+	var events []string
+	last := int64(-1)
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var cur []string
+	for sc.Scan() {
+		line := sc.Text()
+		if line != "" {
+			if !strings.HasPrefix(line, ":") { // keep-alives are not events
+				cur = append(cur, line)
+			}
+			continue
+		}
+		if len(cur) == 0 {
+			continue
+		}
+		ev := strings.Join(cur, "\n")
+		cur = nil
+		events = append(events, ev)
+		var seq struct {
+			N int64 `json:"sequence_number"`
+		}
+		if _, data, ok := strings.Cut(ev, "data: "); ok && json.Unmarshal([]byte(data), &seq) == nil {
+			last = seq.N
+		}
+		if stopAfter != nil && stopAfter(ev) {
+			break
+		}
+	}
+	return events, last
+}
+
+// A background response's front door killed with SIGKILL mid-answer: its caller resumes through
+// another serve process from the last event it saw, and ends with exactly the events of an
+// uninterrupted run; the provider was called once (the reply ran on a worker), nobody blamed.
+func TestABackgroundResponseOutlivesItsServe(t *testing.T) {
+	creds := []store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-kill-resp"}}
+	const answer = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+	config := `{agents: {defaults: {model: {primary: "openai/gpt-5"}}}}`
+	w := testsuite.NewWorld(t, config, creds, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: answer, ChunkDelayMs: 250}}},
+	})
+	cfgFile := filepath.Join(t.TempDir(), "openclaw.json5")
+	if err := os.WriteFile(cfgFile, []byte(strings.TrimSuffix(config, "}")+`, models: `+lab.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := testsuite.SharedServer(t)
+	env := []string{"TEMPORAL_ADDRESS=" + srv.HostPort(), "BATON_TASK_QUEUE=" + testsuite.TaskQueue(t), "BATON_STORE=" + w.StoreURL,
+		"BATON_CONFIG=" + cfgFile, "LOG_LEVEL=info", "BATON_SERVE_SHARED_WORKER=false"}
+	startWorkerProcess(t, env)
+	doorA, baseA := startServeProcess(t, env)
+	_, baseB := startServeProcess(t, env)
+
+	resp, err := http.Post(baseA+"/v1/responses", "application/json", strings.NewReader(`{"model":"openai/gpt-5","input":"count","background":true,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deltas := 0
+	seen, last := sseEvents(t, resp.Body, func(ev string) bool {
+		if strings.HasPrefix(ev, "event: response.output_text.delta") {
+			deltas++
+		}
+		return deltas == 4
+	})
+	var id struct {
+		Response struct{ ID string } `json:"response"`
+	}
+	if _, data, _ := strings.Cut(seen[0], "data: "); json.Unmarshal([]byte(data), &id) != nil || id.Response.ID == "" {
+		t.Fatalf("no response id in %q", seen[0])
+	}
+	if err := doorA.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = doorA.Process.Wait()
+	resp.Body.Close()
+
+	resumed, err := http.Get(fmt.Sprintf("%s/v1/responses/%s?stream=true&starting_after=%d", baseB, id.Response.ID, last))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := sseEvents(t, resumed.Body, nil)
+	resumed.Body.Close()
+	whole, err := http.Get(fmt.Sprintf("%s/v1/responses/%s?stream=true", baseB, id.Response.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uninterrupted, _ := sseEvents(t, whole.Body, nil)
+	whole.Body.Close()
+	if got := append(seen, rest...); strings.Join(got, "\n\n") != strings.Join(uninterrupted, "\n\n") {
+		t.Errorf("the caller ended with %d events (%d before the kill), an uninterrupted run has %d:\n%s\n---\n%s",
+			len(got), len(seen), len(uninterrupted), strings.Join(got, "\n"), strings.Join(uninterrupted, "\n"))
+	}
+	if !strings.HasPrefix(uninterrupted[len(uninterrupted)-1], "event: response.completed") {
+		t.Errorf("the run ended with %s", uninterrupted[len(uninterrupted)-1])
+	}
+	if n := len(w.Fake.Calls()); n != 1 {
+		t.Errorf("%d provider calls, want 1", n)
 	}
 	for _, p := range mustProfiles(t, w) {
 		if p.Stats.ErrorCount != 0 || !p.Stats.CooldownUntil.IsZero() {
