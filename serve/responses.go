@@ -316,9 +316,15 @@ func (s *server) final(ctx context.Context, rec responseRecord) (*responseFinal,
 	return s.settle(ctx, rec, s.client.GetWorkflow(ctx, rec.WorkflowID, rec.RunID)), nil
 }
 
-// settle waits for the reply of rec to end and writes how it ended as its log's final record
-// (the first writer's stands: it is read back); nil when ctx ended first.
+// settle waits for the reply of rec to end and writes how it ended (settleReply).
 func (s *server) settle(ctx context.Context, rec responseRecord, run client.WorkflowRun) *responseFinal {
+	return settleReply(ctx, s.responses, rec.Head.ID, run)
+}
+
+// settleReply waits for a reply to end and writes how it ended as the final record of its event
+// log key (the first writer's stands: it is read back, so every door tells the same end); nil
+// when ctx ended first.
+func settleReply(ctx context.Context, rs ResponseStore, key string, run client.WorkflowRun) *responseFinal {
 	var res policy.ReplyResult
 	err := run.Get(ctx, &res)
 	if ctx.Err() != nil {
@@ -337,13 +343,11 @@ func (s *server) settle(ctx context.Context, rec responseRecord, run client.Work
 	default:
 		f.Status, f.Model, f.Error = "failed", "", replyError(err, time.Now())
 	}
-	data, _ := json.Marshal(f) // plain data: cannot fail
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := s.responses.FinishReplyLog(wctx, rec.Head.ID, data); err != nil && s.logger != nil {
-		s.logger.Warn("writing a response's end failed")
-	}
-	if page, err := s.responses.ReplyLog(wctx, rec.Head.ID, 0); err == nil && page.Done {
+	// A failed write leaves the end to whichever door reads the reply next.
+	_ = rs.FinishReplyLog(wctx, key, mustJSON(f))
+	if page, err := rs.ReplyLog(wctx, key, 0); err == nil && page.Done {
 		return decodeFinal(page.Final) // another door may have written it first
 	}
 	return &f
@@ -487,28 +491,49 @@ func (s *server) follow(ctx context.Context, w http.ResponseWriter, rec response
 	out := &liveOut{w: wire.NewResponsesStream(w, flush, rec.Head, skip)}
 	out.w.(*wire.ResponsesStream).Start()
 	run := s.client.GetWorkflow(context.WithoutCancel(ctx), rec.WorkflowID, rec.RunID)
+	keepAlive := func() {
+		_ = wire.OpenAIKeepAlive(w)
+		flush()
+	}
+	f, err := tailLog(ctx, s.responses, id, page, run, wake, s.keepAliveEvery(), keepAlive, out.send)
+	switch {
+	case err != nil:
+		out.w.Error(&wire.Error{Status: http.StatusInternalServerError, Type: "server_error", Message: fmt.Sprintf("reading response %s: %v", id, err)})
+	case f != nil:
+		out.end(*f)
+	}
+}
+
+// tailLog hands each delta of a reply's event log (key) to on, from page (the log as read first)
+// on, as the log grows, until it is finished: it returns the final record (nil when ctx ended
+// first). wake (may be nil) is this process's live stream of the reply, which says at once that
+// more was logged; otherwise the log is read again after a pause that grows while nothing comes
+// (50 ms to 1 s), and read once more when the reply ends, whose end settleReply writes. idle is
+// called after every keepAlive without a delta.
+func tailLog(ctx context.Context, rs ResponseStore, key string, page store.ReplyLogPage, run client.WorkflowRun,
+	wake *live.Stream, keepAlive time.Duration, idle func(), on func(live.Delta)) (*responseFinal, error) {
 	ended := make(chan *responseFinal, 1)
-	go func() { ended <- s.settle(ctx, rec, run) }()
+	go func() { ended <- settleReply(ctx, rs, key, run) }()
 	var wakeup <-chan struct{}
 	if wake != nil {
 		wakeup = wake.Ready()
 	}
 	pause := 50 * time.Millisecond
-	idle := time.NewTimer(s.keepAliveEvery())
-	defer idle.Stop()
+	quiet := time.NewTimer(keepAlive)
+	defer quiet.Stop()
+	var err error
 	for {
 		for _, e := range page.Entries {
 			if d, err := live.DecodeDelta(e); err == nil {
-				out.send(d)
+				on(d)
 			}
 		}
 		if len(page.Entries) > 0 {
 			pause = 50 * time.Millisecond
-			idle.Reset(s.keepAliveEvery())
+			quiet.Reset(keepAlive)
 		}
 		if page.Done {
-			out.end(*decodeFinal(page.Final))
-			return
+			return decodeFinal(page.Final), nil
 		}
 		next := page.Next
 		select {
@@ -516,26 +541,24 @@ func (s *server) follow(ctx context.Context, w http.ResponseWriter, rec response
 			wake.Take()
 		case f := <-ended:
 			if f == nil {
-				return // the caller went away
+				return nil, nil // ctx ended
 			}
-			// The reply's last deltas were logged before it ended; settle wrote its end.
-			if page, err = s.responses.ReplyLog(ctx, id, next); err != nil || !page.Done {
-				page.Done, page.Final = true, mustJSON(*f) // its end could not be kept: it is still said
+			// Its last deltas were logged before the reply ended; its end is written.
+			if page, err = rs.ReplyLog(ctx, key, next); err != nil || !page.Done {
+				page.Done, page.Final = true, mustJSON(*f) // its end could not be kept: it is still told
 			}
 			continue
 		case <-time.After(pause):
 			pause = min(2*pause, time.Second)
-		case <-idle.C:
-			_ = wire.OpenAIKeepAlive(w)
-			flush()
-			idle.Reset(s.keepAliveEvery())
+		case <-quiet.C:
+			idle()
+			quiet.Reset(keepAlive)
 			continue
 		case <-ctx.Done():
-			return
+			return nil, nil
 		}
-		if page, err = s.responses.ReplyLog(ctx, id, next); err != nil && !errors.Is(err, store.ErrNotFound) {
-			out.w.Error(&wire.Error{Status: http.StatusInternalServerError, Type: "server_error", Message: fmt.Sprintf("reading response %s: %v", id, err)})
-			return
+		if page, err = rs.ReplyLog(ctx, key, next); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
 		}
 		page.Next = max(page.Next, next)
 	}

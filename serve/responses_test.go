@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -330,5 +332,91 @@ func TestAnAgentLoopCrossesFromResponsesToAnthropicAndBack(t *testing.T) {
 	}
 	if ids["call_r1"] != 2 || ids["toolu_a2"] != 2 {
 		t.Errorf("call ids in the last request: %v", ids)
+	}
+}
+
+// countingStore counts the reads a front door makes of stored responses and event logs.
+type countingStore struct {
+	ResponseStore
+	reads atomic.Int64
+}
+
+func (c *countingStore) GetResponse(ctx context.Context, id string) ([]byte, error) {
+	c.reads.Add(1)
+	return c.ResponseStore.GetResponse(ctx, id)
+}
+
+func (c *countingStore) ReplyLog(ctx context.Context, reply string, from int) (store.ReplyLogPage, error) {
+	c.reads.Add(1)
+	return c.ResponseStore.ReplyLog(ctx, reply, from)
+}
+
+// Resuming 100 replies at once buys nothing again and reads the store no more than once per
+// batch of events; a long answer is a few rows, not one per token.
+func TestAHundredRepliesResumeAtOnceFromTheStoreAlone(t *testing.T) {
+	long := strings.Repeat("token ", 2000)
+	counting := &countingStore{}
+	tw := liveServe(t, testsuite.NewWorld(t, responsesConfig,
+		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-resume-a"}},
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: long}}}}),
+		func(s *server) { counting.ResponseStore = s.responses; s.responses = counting })
+	const n = 100
+	ids := make([]string, n)
+	for i := range ids {
+		resp, body := testsuite.Post(t, tw.h.URL+"/v1/responses", `{"model":"openai/gpt-5","input":"talk","background":true}`, nil)
+		var r struct{ ID string }
+		if err := json.Unmarshal([]byte(body), &r); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		ids[i] = r.ID
+	}
+	batches := 0
+	for _, id := range ids {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			page, err := tw.Store.ReplyLog(context.Background(), id, 0)
+			if err == nil && page.Done {
+				if len(page.Entries) < 1000 || page.Batches > len(page.Entries)/10 {
+					t.Fatalf("%s: %d entries in %d rows: a long answer is a few rows", id, len(page.Entries), page.Batches)
+				}
+				batches += page.Batches
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not finish", id)
+			}
+		}
+	}
+	calls := len(tw.Fake.Calls())
+	counting.reads.Store(0)
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Get(tw.h.URL + "/v1/responses/" + id + "?stream=true")
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if !strings.Contains(string(body), "event: response.completed") || strings.Count(string(body), "response.output_text.delta") < 1000 {
+				errs <- id + ": " + string(body[:min(len(body), 300)])
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if got := len(tw.Fake.Calls()); got != calls || calls != n {
+		t.Errorf("%d provider calls after resuming, %d before; want %d", got, calls, n)
+	}
+	if reads := counting.reads.Load(); reads > int64(batches) {
+		t.Errorf("%d store reads to resume %d replies of %d batches in all", reads, n, batches)
+	} else {
+		t.Logf("%d store reads to resume %d replies of %d batches in all", reads, n, batches)
 	}
 }

@@ -12,7 +12,7 @@ func isHelp(arg string) bool {
 
 // examples are printed under a command's flags by --help, keyed by its flag set's name.
 var examples = map[string][]string{
-	"reply":               {`baton reply --session alice "What changed in the last release?"`, `baton reply --model openai/gpt-5 --wait 10m "summarise this" --json`, `baton reply cancel reply/main/alice`},
+	"reply":               {`baton reply --session alice "What changed in the last release?"`, `baton reply --model openai/gpt-5 --wait 10m "summarise this" --json`, `baton reply cancel reply/main/alice`, `baton reply attach resp_3f2a…`},
 	"ping":                {`baton ping --timeout 10s`},
 	"serve":               {`BATON_SERVE_TOKEN=$(openssl rand -hex 16) baton serve --listen 0.0.0.0:8080 --config openclaw.json5`},
 	"codec-server":        {`BATON_CODEC_TOKEN=$(openssl rand -hex 16) baton codec-server --origin http://127.0.0.1:8233   # then the UI's codec endpoint: http://127.0.0.1:8081/$BATON_CODEC_TOKEN`},

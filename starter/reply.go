@@ -51,6 +51,9 @@ func runReply(ctx context.Context, args []string, out, errOut io.Writer) int {
 	if fs.NArg() == 2 && fs.Arg(0) == "cancel" {
 		return cancelReply(ctx, tf, set, fs.Arg(1), out, errOut)
 	}
+	if fs.NArg() == 2 && fs.Arg(0) == "attach" {
+		return attachReply(ctx, tf, set, *storeURL, fs.Arg(1), out, errOut)
+	}
 	message := strings.Join(fs.Args(), " ")
 	if strings.TrimSpace(message) == "" {
 		fmt.Fprintln(errOut, `baton reply: want a message: baton reply [flags] "message"`)

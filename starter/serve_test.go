@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -52,7 +53,7 @@ func serveWithDoor(t *testing.T, w *testsuite.World) (url, taskQueue string) {
 	}
 	t.Cleanup(door.Stop)
 	h := httptest.NewServer(serve.New(serve.Options{Client: srv.Client(), TaskQueue: tq, Config: w.Config, Content: w.Store,
-		Streams: door.Hub, StreamQueue: door.Queue}))
+		Streams: door.Hub, StreamQueue: door.Queue, Responses: w.Store}))
 	t.Cleanup(h.Close)
 	return h.URL, tq
 }
@@ -120,4 +121,37 @@ func TestReplyCancelAbortsAReplyOnTheSharedWorker(t *testing.T) {
 		t.Errorf("the reply ended with %v, want AbortedError", err)
 	}
 	testsuite.ClosedAndAlone(t, w.Fake, cancelled, "the cancel")
+}
+
+// `baton reply attach` prints a reply's answer from its start whichever door started it: a
+// background Responses reply (by its response id, from its event log) and a Chat Completions one
+// (by its workflow ID, once it ends).
+func TestReplyAttachPrintsTheAnswerForAnyDoor(t *testing.T) {
+	w := testsuite.NewWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5"}}}}`,
+		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-attach-a"}},
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{
+			{Text: "the first answer, streamed slowly", ChunkDelayMs: 100}, {Text: "the second answer"}}}})
+	srv := testsuite.SharedServer(t)
+	url, tq := serveWithDoor(t, w)
+	resp, body := testsuite.Post(t, url+"/v1/responses", `{"model":"openai/gpt-5","input":"one","background":true}`, nil)
+	var r struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &r); err != nil || resp.StatusCode != 200 || r.ID == "" {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	conn := []string{"--store", w.StoreURL, "--address", srv.HostPort(), "--task-queue", tq}
+	// Attached while it streams: the whole answer, from its start.
+	if code, out, stderr := baton(t, append([]string{"reply", "attach", r.ID}, conn...)...); code != 0 || out != "the first answer, streamed slowly\n" {
+		t.Errorf("attach %s: exit %d %q %s", r.ID, code, out, stderr)
+	}
+	resp, body = testsuite.Post(t, url+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"two"}]}`, nil)
+	wf := resp.Header.Get("x-baton-workflow-id")
+	if resp.StatusCode != 200 || wf == "" {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if code, out, stderr := baton(t, append([]string{"reply", "attach", wf}, conn...)...); code != 0 || out != "the second answer\n" {
+		t.Errorf("attach %s: exit %d %q %s", wf, code, out, stderr)
+	}
+	if code, _, stderr := baton(t, append([]string{"reply", "attach", "resp_nope"}, conn...)...); code != exitFailure || !strings.Contains(stderr, "no such response") {
+		t.Errorf("an unknown response: exit %d %s", code, stderr)
+	}
 }

@@ -54,6 +54,8 @@ type ReplyLogPage struct {
 	// Done says the log is finished: no entry follows Entries. Final is its final record.
 	Done  bool
 	Final []byte
+	// Batches is how many rows the log is, its final record's included.
+	Batches int
 }
 
 // AppendReplyLog appends entries to the log of reply as one batch; from is the index of the first
@@ -134,7 +136,7 @@ func (s *Store) ReplyLog(ctx context.Context, reply string, from int) (ReplyLogP
 	}
 	// The head says the log exists and how long it is even when no batch is left to read; the
 	// final record's row comes whatever from is.
-	rows, err := s.query(ctx, `SELECT h.entries, b.batch, b.first_entry, b.entry_count, b.final, b.data
+	rows, err := s.query(ctx, `SELECT h.entries, h.batches, b.batch, b.first_entry, b.entry_count, b.final, b.data
 		FROM reply_logs h LEFT JOIN reply_log_batches b
 			ON b.reply = h.reply AND (b.first_entry + b.entry_count > ? OR b.final = 1)
 		WHERE h.reply = ? ORDER BY b.batch`, from, reply)
@@ -143,11 +145,11 @@ func (s *Store) ReplyLog(ctx context.Context, reply string, from int) (ReplyLogP
 	}
 	defer rows.Close()
 	found, read := false, false
-	var length int64
+	var length, batches int64
 	for rows.Next() {
 		var batch, first, count, final sql.NullInt64
 		var row []byte
-		if err := rows.Scan(&length, &batch, &first, &count, &final, &row); err != nil {
+		if err := rows.Scan(&length, &batches, &batch, &first, &count, &final, &row); err != nil {
 			return page, fmt.Errorf("reading reply log %s: %w", reply, err)
 		}
 		found = true
@@ -178,6 +180,7 @@ func (s *Store) ReplyLog(ctx context.Context, reply string, from int) (ReplyLogP
 	if err := rows.Err(); err != nil {
 		return page, fmt.Errorf("reading reply log %s: %w", reply, err)
 	}
+	page.Batches = int(batches)
 	switch {
 	case !found:
 		return page, fmt.Errorf("reply log %s: %w (it may have passed its retention)", reply, ErrNotFound)
