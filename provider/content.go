@@ -38,6 +38,8 @@ const (
 const (
 	WireOpenAI    = "openai"
 	WireAnthropic = "anthropic"
+	// WireResponses is OpenAI's Responses API: its Extra goes to a candidate of that API only.
+	WireResponses = "openai-responses"
 )
 
 // Turn is one model turn: the conversation so far, the tools, and the sampling and output controls.

@@ -117,6 +117,14 @@ type responsesReasoning struct {
 // refuses the include.
 const encryptedReasoning = "reasoning.encrypted_content"
 
+// responsesOwnKeys are the body fields the adapter always sets: Extra never overrides them.
+var responsesOwnKeys = map[string]bool{"model": true, "input": true, "stream": true, "store": true, "previous_response_id": true}
+
+// responsesOverridable are the fields a Responses caller's Extra replaces: its tools and tool
+// choice as it gave them, built-in tools included (the door puts them there only when every
+// candidate speaks this API).
+var responsesOverridable = map[string]bool{"tools": true, "tool_choice": true}
+
 // responsesBody translates a turn to a Responses body (streaming), noting what it drops.
 func responsesBody(model string, t Turn, d *drops) responsesRequest {
 	input, carriesReasoning := responsesInput(t.Messages, d)
@@ -609,8 +617,14 @@ func completeResponses(ctx context.Context, req Request, hc *http.Client, secret
 		body.Text = nil
 	}
 
+	opts := []option.RequestOption{option.WithHeader("Authorization", "Bearer "+secret)}
+	if req.Turn.Wire == WireResponses {
+		for _, kv := range extraFields(req.Turn.Extra, responsesOwnKeys, body, responsesOverridable) {
+			opts = append(opts, option.WithJSONSet(kv.path, kv.value))
+		}
+	}
 	var raw *http.Response
-	err := client.Post(ctx, "responses", body, &raw, option.WithHeader("Authorization", "Bearer "+secret))
+	err := client.Post(ctx, "responses", body, &raw, opts...)
 	dec := ssestream.NewDecoder(raw)
 	stream := ssestream.NewStream[responsesEvent](dec, err)
 	defer stream.Close()

@@ -778,8 +778,7 @@ func (d *drops) add(field string) {
 // logs: parameters ("params.seed"), fields of tools ("tools.strict"), fields of message content
 // ("messages.content.cacheControl"), parts the wire cannot take where they are
 // ("messages.content.reasoning (in an assistant message)"), and extra fields not forwarded
-// ("extra.KEY": meant for another wire, or one the adapter sets itself; the Responses wire, which
-// no caller speaks, forwards none). What the wire carries in another form (a tool result's image
+// ("extra.KEY": meant for another wire, or one the adapter sets itself). What the wire carries in another form (a tool result's image
 // moved to a user message, a JSON response format emulated by a tool, a temperature clamped to
 // Anthropic's range) is not listed.
 func Dropped(t Turn, api string) []string {
@@ -794,7 +793,12 @@ func Dropped(t Turn, api string) []string {
 			}
 		}
 	case APIOpenAIResponses:
-		responsesBody("m", t, d) // no caller speaks it: every extra field is dropped
+		body := responsesBody("m", t, d)
+		if t.Wire == WireResponses {
+			for _, f := range extraFields(t.Extra, responsesOwnKeys, body, responsesOverridable) {
+				forwarded[f.key] = true
+			}
+		}
 	default:
 		body := openAIBody("m", t, d)
 		if t.Wire == WireOpenAI {

@@ -195,8 +195,20 @@ func (s *server) createResponse(w http.ResponseWriter, r *http.Request) {
 // before the new input, after the new instructions).
 func (s *server) prepareResponses(ctx context.Context, req workflows.ReplyRequest, wr *wire.Request) *wire.Error {
 	rr := wr.Responses
-	if len(rr.BuiltinTools) > 0 && !s.allSpeakResponses(req) {
-		return rr.BuiltinTools[0].Refusal()
+	if len(rr.BuiltinTools) > 0 {
+		if !s.allSpeakResponses(req) {
+			return rr.BuiltinTools[0].Refusal()
+		}
+		// Every candidate takes them as they are: the caller's tools and choice, whole.
+		if wr.Turn.Extra == nil {
+			wr.Turn.Extra = map[string]json.RawMessage{}
+		}
+		wr.Turn.Extra["tools"] = rr.Tools
+		for _, b := range rr.BuiltinTools {
+			if b.Param == "tool_choice" {
+				wr.Turn.Extra["tool_choice"] = rr.ToolChoice
+			}
+		}
 	}
 	if rr.PreviousResponseID == "" {
 		return nil

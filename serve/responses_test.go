@@ -2,7 +2,9 @@ package serve
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -418,5 +420,65 @@ func TestAHundredRepliesResumeAtOnceFromTheStoreAlone(t *testing.T) {
 		t.Errorf("%d store reads to resume %d replies of %d batches in all", reads, n, batches)
 	} else {
 		t.Logf("%d store reads to resume %d replies of %d batches in all", reads, n, batches)
+	}
+}
+
+// An image and a JSON schema reach the provider from the Responses client, streamed and not;
+// the answer comes back as the schema's JSON.
+func TestAnImageAndAJSONSchemaThroughTheResponsesDoor(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "whole", true: "streamed"}[stream], func(t *testing.T) {
+			tw := newResponsesWorld(t, []fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"},
+				Respond: []fakeprovider.Response{{Text: `{"animal":"cat"}`}}}})
+			png := base64.StdEncoding.EncodeToString(pngOf(64))
+			image := responses.ResponseInputContentParamOfInputImage(responses.ResponseInputImageDetailAuto)
+			image.OfInputImage.ImageURL = openai.String("data:image/png;base64," + png)
+			params := responses.ResponseNewParams{Model: "openai/gpt-5", Store: openai.Bool(!stream),
+				Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+					responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
+						{OfInputText: &responses.ResponseInputTextParam{Text: "What animal?"}}, image}, responses.EasyInputMessageRoleUser)}},
+				Text: responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigParamOfJSONSchema("animal",
+					map[string]any{"type": "object", "properties": map[string]any{"animal": map[string]any{"type": "string"}}, "required": []string{"animal"}})}}
+			var text string
+			if stream {
+				events := streamEvents(t, tw.responses().NewStreaming(context.Background(), params), 0)
+				r := events[len(events)-1].AsResponseCompleted().Response
+				text = r.OutputText()
+			} else {
+				r, err := tw.responses().New(context.Background(), params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text = r.OutputText()
+			}
+			if text != `{"animal":"cat"}` {
+				t.Errorf("answer %q", text)
+			}
+			body := tw.lastBody(t)
+			raw, _ := json.Marshal(body)
+			if !strings.Contains(string(raw), png) || !strings.Contains(string(raw), `"json_schema"`) || !strings.Contains(string(raw), `"animal"`) {
+				t.Errorf("the provider was sent %.600s", raw)
+			}
+		})
+	}
+}
+
+// Built-in tools go as they are to a chain that speaks only the Responses API, with the caller's
+// other fields the API knows.
+func TestBuiltinToolsReachAChainOfResponsesCandidates(t *testing.T) {
+	tw := liveServe(t, testsuite.NewWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5", fallbacks: ["openai/gpt-5-mini"]}}},
+	  models: {providers: {openai: {api: "openai-responses", models: [{id: "gpt-5"}, {id: "gpt-5-mini"}]}}}}`,
+		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-builtin-a"}},
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "searched"}}}}), nil)
+	resp, body := testsuite.Post(t, tw.h.URL+"/v1/responses", `{"model":"openai/gpt-5","input":"news?","tools":[{"type":"web_search"},`+
+		`{"type":"function","name":"f","parameters":{"type":"object"}}],"tool_choice":{"type":"web_search_preview"},"service_tier":"flex"}`, nil)
+	if resp.StatusCode != 200 || !strings.Contains(body, "searched") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	sent := tw.lastBody(t)
+	raw, _ := json.Marshal(sent["tools"])
+	if !strings.Contains(string(raw), `"web_search"`) || !strings.Contains(string(raw), `"name":"f"`) ||
+		!strings.Contains(fmt.Sprint(sent["tool_choice"]), "web_search_preview") || sent["service_tier"] != "flex" {
+		t.Errorf("the provider was sent tools %s, tool_choice %v, service_tier %v", raw, sent["tool_choice"], sent["service_tier"])
 	}
 }

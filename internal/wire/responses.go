@@ -18,7 +18,7 @@ import (
 // WireResponses is Turn.Wire for a turn a caller sent to the Responses door: its Extra is meant for
 // a candidate that speaks the Responses API (config's API name "openai-responses"), not for a Chat
 // Completions one, whose top-level fields differ.
-const WireResponses = "openai-responses"
+const WireResponses = provider.WireResponses
 
 // ResponsesRequest is what a Responses request carries beyond the turn: what the door acts on
 // (storing, background, previous_response_id, built-in tools), and what the response object echoes.
