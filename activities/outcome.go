@@ -13,5 +13,5 @@ func succeeded(a provider.Answer) (policy.AttemptOutcome, error) {
 		return policy.AttemptOutcome{}, err
 	}
 	return policy.AttemptOutcome{OK: true, Answer: policy.Answer{Text: a.Text, ToolCalls: calls, Reasoning: reasoning,
-		FinishReason: a.FinishReason, Input: a.Usage.Input, Output: a.Usage.Output, CachedInput: a.Usage.CachedInput}}, nil
+		FinishReason: a.FinishReason, Input: a.Usage.Input, Output: a.Usage.Output, CachedInput: a.Usage.CachedInput, ReasoningOutput: a.Usage.Reasoning}}, nil
 }

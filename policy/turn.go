@@ -153,6 +153,8 @@ type Answer struct {
 	Input        int64           `json:"inputTokens"`
 	Output       int64           `json:"outputTokens"`
 	CachedInput  int64           `json:"cachedInputTokens,omitempty"`
+	// ReasoningOutput is the part of Output spent reasoning, where the provider says.
+	ReasoningOutput int64 `json:"reasoningOutputTokens,omitempty"`
 }
 
 // Served names the candidate and profile that answered.

@@ -74,7 +74,7 @@ func TestTheResponsesClientRunsAToolStepAndContinuesByPreviousResponseID(t *test
 			tw := newResponsesWorld(t, []fakeprovider.Rule{
 				{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{
 					{ToolCalls: []fakeprovider.ToolCall{{ID: "call_w1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}}},
-					{Text: "It is 4 degrees in Oslo.", Usage: &fakeprovider.Usage{Input: 40, Output: 8, Cached: 16}}}}})
+					{Thinking: "read the output", Text: "It is 4 degrees in Oslo.", Usage: &fakeprovider.Usage{Input: 40, Output: 8, Cached: 16}}}}})
 			rs := tw.responses()
 			params := responses.ResponseNewParams{Model: "openai/gpt-5", Instructions: openai.String("Be brief."),
 				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Weather in Oslo?")},
@@ -106,7 +106,8 @@ func TestTheResponsesClientRunsAToolStepAndContinuesByPreviousResponseID(t *test
 			if err != nil {
 				t.Fatal(err)
 			}
-			if second.OutputText() != "It is 4 degrees in Oslo." || second.Usage.InputTokensDetails.CachedTokens != 16 || second.Status != "completed" {
+			if second.OutputText() != "It is 4 degrees in Oslo." || second.Usage.InputTokensDetails.CachedTokens != 16 ||
+				second.Usage.OutputTokensDetails.ReasoningTokens != 3 || second.Status != "completed" {
 				t.Errorf("second response %q %+v %s", second.OutputText(), second.Usage, second.Status)
 			}
 			// The provider got the whole conversation: the question, the call and its output.

@@ -613,7 +613,7 @@ func answerOf(res policy.ReplyResult) (provider.Answer, error) {
 		return provider.Answer{}, fmt.Errorf("the reply's answer: %w", err)
 	}
 	return provider.Answer{Text: res.Text, ToolCalls: calls, Reasoning: reasoning, FinishReason: res.FinishReason,
-		Usage: provider.Usage{Input: res.Input, Output: res.Output, CachedInput: res.CachedInput}}, nil
+		Usage: provider.Usage{Input: res.Input, Output: res.Output, CachedInput: res.CachedInput, Reasoning: res.ReasoningOutput}}, nil
 }
 
 // An answer sent whole: unstreamed, or streamed but not live (its attempts ran on the shared
