@@ -14,7 +14,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/batonhq/baton/lab/fakeprovider"
-	"github.com/batonhq/baton/node"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/testsuite"
@@ -34,16 +33,8 @@ func newLiveWorld(t *testing.T, config string, rules []fakeprovider.Rule) *turnW
 // its callers' attempts, with w's limits; set (nil: none) adjusts the server.
 func liveServe(t *testing.T, w *testsuite.World, set func(*server)) *turnWorld {
 	t.Helper()
-	srv := testsuite.SharedServer(t)
-	tq := testsuite.TaskQueue(t)
-	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	n := &node.Node{Store: w.Store, Config: w.Config, Limits: w.Acts.Limits}
-	door, err := n.Door(srv.Client(), tq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Stop)
-	s := &server{client: srv.Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: &liveDoor{hub: door.Hub, queue: door.Queue}, responses: w.Store}
+	tq, door := testsuite.StartServeWorkers(t, w)
+	s := &server{client: testsuite.SharedServer(t).Client(), taskQueue: tq, config: w.Config, timeout: time.Minute, content: w.Store, live: &liveDoor{hub: door.Hub, queue: door.Queue}, responses: w.Store}
 	if set != nil {
 		set(s)
 	}

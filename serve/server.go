@@ -620,30 +620,30 @@ func answerOf(res policy.ReplyResult) (provider.Answer, error) {
 // worker, or serve has no door), whose headers then went out at the reply's start.
 func answerOpenAI(w http.ResponseWriter, r wire.Reply, req wire.Request) {
 	r.ID = "chatcmpl-" + r.ID
-	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(wire.OpenAIResponse(r))
-		return
-	}
-	startSSE(w)
-	var buf bytes.Buffer
-	wire.StreamAnswer(wire.NewOpenAIStream(&buf, func() {}, r.ID, r.Model, r.Created, req.IncludeUsage), r.Answer)
-	_, _ = w.Write(buf.Bytes())
+	answerWhole(w, req.Stream, r.Answer, func() []byte { return wire.OpenAIResponse(r) }, func(buf io.Writer) wire.Stream {
+		return wire.NewOpenAIStream(buf, func() {}, r.ID, r.Model, r.Created, req.IncludeUsage)
+	})
 }
 
 func answerAnthropic(w http.ResponseWriter, r wire.Reply, req wire.Request) {
 	r.ID = "msg_" + r.ID
-	if !req.Stream {
+	answerWhole(w, req.Stream, r.Answer, func() []byte { return wire.AnthropicResponse(r) }, func(buf io.Writer) wire.Stream {
+		return wire.NewAnthropicStream(buf, func() {}, r.ID, r.Model, r.Answer.Usage)
+	})
+}
+
+// answerWhole sends an answer whole: a JSON body, or (streamed) the wire's events at once.
+func answerWhole(w http.ResponseWriter, stream bool, a provider.Answer, body func() []byte, events func(io.Writer) wire.Stream) {
+	if !stream {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(wire.AnthropicResponse(r))
+		_, _ = w.Write(body())
 		return
 	}
 	startSSE(w)
 	var buf bytes.Buffer
-	wire.StreamAnswer(wire.NewAnthropicStream(&buf, func() {}, r.ID, r.Model, r.Answer.Usage), r.Answer)
+	wire.StreamAnswer(events(&buf), a)
 	_, _ = w.Write(buf.Bytes())
 }
-
 func startSSE(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/lab/fakeprovider"
-	"github.com/batonhq/baton/node"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/serve"
 	"github.com/batonhq/baton/store"
@@ -43,16 +42,8 @@ func TestServeRefusesABadKeepAliveAtStart(t *testing.T) {
 // callers' attempts); it returns the server's URL and the shared queue.
 func serveWithDoor(t *testing.T, w *testsuite.World) (url, taskQueue string) {
 	t.Helper()
-	srv := testsuite.SharedServer(t)
-	tq := testsuite.TaskQueue(t)
-	testsuite.StartWorker(t, srv.Client(), tq, w.Acts)
-	n := &node.Node{Store: w.Store, Config: w.Config, Limits: w.Acts.Limits}
-	door, err := n.Door(srv.Client(), tq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(door.Stop)
-	h := httptest.NewServer(serve.New(serve.Options{Client: srv.Client(), TaskQueue: tq, Config: w.Config, Content: w.Store,
+	tq, door := testsuite.StartServeWorkers(t, w)
+	h := httptest.NewServer(serve.New(serve.Options{Client: testsuite.SharedServer(t).Client(), TaskQueue: tq, Config: w.Config, Content: w.Store,
 		Streams: door.Hub, StreamQueue: door.Queue, Responses: w.Store}))
 	t.Cleanup(h.Close)
 	return h.URL, tq

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/activities"
+	"github.com/batonhq/baton/node"
 	"github.com/batonhq/baton/registry"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -39,4 +40,21 @@ func StartWorker(t testing.TB, c client.Client, taskQueue string, acts *activiti
 	}
 	t.Cleanup(w.Stop)
 	return w
+}
+
+// StartServeWorkers starts what `baton serve` runs for w on the shared server: a worker of a
+// task queue of the test's own, and a front door's worker for its callers' live attempts (with
+// w's store, config and limits). It returns the queue and the door.
+func StartServeWorkers(t testing.TB, w *World) (taskQueue string, door *node.Door) {
+	t.Helper()
+	srv := SharedServer(t)
+	taskQueue = TaskQueue(t)
+	StartWorker(t, srv.Client(), taskQueue, w.Acts)
+	n := &node.Node{Store: w.Store, Config: w.Config, Limits: w.Acts.Limits}
+	door, err := n.Door(srv.Client(), taskQueue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(door.Stop)
+	return taskQueue, door
 }
