@@ -19,6 +19,7 @@ import (
 	"github.com/batonhq/baton/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 )
 
 // ResponseStore keeps what the Responses door needs beyond a reply: the responses it stored (a
@@ -175,18 +176,23 @@ func (s *server) createResponse(w http.ResponseWriter, r *http.Request) {
 	}()
 	w.Header().Set("x-baton-workflow-id", run.GetID())
 	w.Header().Set("x-baton-run-id", run.GetRunID())
+	// The caller waits up to --timeout; the reply goes on after it, stored.
+	wait, stopWaiting := context.WithTimeout(r.Context(), s.timeout)
+	defer stopWaiting()
 	switch {
 	case wr.Stream:
-		s.follow(r.Context(), w, rec, -1, stream)
+		s.follow(wait, w, rec, -1, stream)
 	case echo.Background:
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(wire.ResponsesObject(wire.Reply{ID: id, Model: head.Model, Created: head.CreatedAt}, echo, "queued", nil))
 	default:
-		f := s.settle(r.Context(), rec, run)
-		if f == nil {
-			return // the caller went away: the reply goes on, stored
-		}
-		s.writeFinal(w, rec, *f)
+		f := s.settle(wait, rec, run)
+		switch {
+		case f != nil:
+			s.writeFinal(w, rec, *f)
+		case r.Context().Err() == nil:
+			d.writeError(w, stillRunning(id, s.timeout))
+		} // else the caller went away: the reply goes on, stored
 	}
 }
 
@@ -375,7 +381,8 @@ func decodeFinal(data []byte) *responseFinal {
 
 // isCancelled reports a reply that was cancelled (a cancel, an abort).
 func isCancelled(err error) bool {
-	return strings.Contains(err.Error(), "canceled") || strings.Contains(err.Error(), policy.ErrAborted)
+	var appErr *temporal.ApplicationError
+	return temporal.IsCanceledError(err) || errors.As(err, &appErr) && appErr.Type() == policy.ErrAborted
 }
 
 // writeFinal answers with a finished response's object.
@@ -513,7 +520,19 @@ func (s *server) follow(ctx context.Context, w http.ResponseWriter, rec response
 		out.w.Error(&wire.Error{Status: http.StatusInternalServerError, Type: "server_error", Message: fmt.Sprintf("reading response %s: %v", id, err)})
 	case f != nil:
 		out.end(*f)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		e := stillRunning(id, s.timeout)
+		e.Message += fmt.Sprintf(" (from the event after %d)", out.w.(*wire.ResponsesStream).LastWritten())
+		out.w.Error(e)
 	}
+}
+
+// stillRunning is what a caller of a stored response gets when serve's --timeout ends its wait:
+// the reply is not aborted, and the response can be read or resumed later.
+func stillRunning(id string, timeout time.Duration) *wire.Error {
+	return &wire.Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "reply_still_running", Message: fmt.Sprintf(
+		"no answer within baton serve's --timeout of %s; response %s goes on, stored: read it with GET /v1/responses/%s, resume its stream with ?stream=true&starting_after=N",
+		timeout, id, id)}
 }
 
 // tailLog hands each delta of a reply's event log (key) to on, from page (the log as read first)

@@ -483,3 +483,33 @@ func TestBuiltinToolsReachAChainOfResponsesCandidates(t *testing.T) {
 		t.Errorf("the provider was sent tools %s, tool_choice %v, service_tier %v", raw, sent["tool_choice"], sent["service_tier"])
 	}
 }
+
+// serve's --timeout ends a stored response's wait, not its reply: the caller is told how to
+// read it, and reads it once done.
+func TestServesTimeoutLeavesAStoredResponseRunning(t *testing.T) {
+	tw := liveServe(t, testsuite.NewWorld(t, responsesConfig,
+		[]store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-slow-a"}},
+		[]fakeprovider.Rule{{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{DelayMs: 1500, Text: "late but whole"}}}}),
+		func(s *server) { s.timeout = 300 * time.Millisecond })
+	resp, body := testsuite.Post(t, tw.h.URL+"/v1/responses", `{"model":"openai/gpt-5","input":"slow"}`, nil)
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	_ = json.Unmarshal([]byte(body), &e)
+	id, _, _ := strings.Cut(e.Error.Message[max(0, strings.Index(e.Error.Message, "resp_")):], " ")
+	if resp.StatusCode != http.StatusGatewayTimeout || e.Error.Code != "reply_still_running" || !strings.HasPrefix(id, "resp_") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r, err := tw.responses().Get(context.Background(), id, responses.ResponseGetParams{})
+		if err == nil && r.Status == "completed" {
+			if r.OutputText() != "late but whole" {
+				t.Errorf("read back %q", r.OutputText())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not done: %v %+v", err, r)
+		}
+	}
+}
