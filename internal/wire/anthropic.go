@@ -24,11 +24,11 @@ func DecodeAnthropic(body []byte) (Request, *Error) {
 	if e != nil {
 		return Request{}, e
 	}
-	d := anthropicDecoder{top: top, loc: &locator{
+	d := anthropicDecoder{turnBuilder{top: top, loc: &locator{
 		toolName:   func(i int) string { return fmt.Sprintf("tools[%d].name", i) },
 		toolSchema: func(i int) string { return fmt.Sprintf("tools[%d].input_schema", i) },
 		toolChoice: "tool_choice",
-	}}
+	}}}
 	req, e := d.decode()
 	if e != nil {
 		return Request{}, e
@@ -36,34 +36,16 @@ func DecodeAnthropic(body []byte) (Request, *Error) {
 	return req, nil
 }
 
-type anthropicDecoder struct {
-	top  object
-	loc  *locator
-	turn provider.Turn
-}
-
-func (d *anthropicDecoder) add(m provider.Message, paths []partPaths) {
-	d.turn.Messages = append(d.turn.Messages, m)
-	d.loc.parts = append(d.loc.parts, paths)
-}
+type anthropicDecoder struct{ turnBuilder }
 
 func (d *anthropicDecoder) decode() (Request, *Error) {
-	var req Request
-	var e *Error
-	if req.Model, e = checkModel(d.top); e != nil {
-		return req, e
-	}
-	if req.Fallbacks, e = readFallbacks(d.top); e != nil {
-		return req, e
-	}
-	if req.WaitForCooldown, e = readWait(d.top); e != nil {
-		return req, e
-	}
-	stream, e := asBool(d.top["stream"], "stream")
+	req, e := readEnvelope(d.top)
 	if e != nil {
 		return req, e
 	}
-	req.Stream = stream != nil && *stream
+	if req.Stream, e = asFlag(d.top["stream"], "stream"); e != nil {
+		return req, e
+	}
 	md, e := asObject(d.top["metadata"], "metadata")
 	if e != nil {
 		return req, e
@@ -91,14 +73,7 @@ func (d *anthropicDecoder) decode() (Request, *Error) {
 		return req, e
 	}
 	d.turn.Wire = provider.WireAnthropic
-	consumed := anthropicConsumed
-	if keepThinking {
-		consumed = map[string]bool{}
-		for k := range anthropicConsumed {
-			consumed[k] = k != "thinking"
-		}
-	}
-	d.turn.Extra = extra(d.top, consumed)
+	d.turn.Extra = extra(d.top, consumedExcept(anthropicConsumed, map[string]bool{"thinking": keepThinking}))
 	if e := d.loc.check(d.turn); e != nil {
 		return req, e
 	}
@@ -127,11 +102,7 @@ func (d *anthropicDecoder) system() *Error {
 	var paths []partPaths
 	for k, br := range blocks {
 		bf := fmt.Sprintf("system[%d]", k)
-		bo, e := asObject(br, bf)
-		if e != nil || bo == nil {
-			return BadRequest(bf, "%s: want a text block {type: \"text\", text}", bf)
-		}
-		typ, e := asString(bo["type"], bf+".type")
+		bo, typ, e := typedObject(br, bf, "want a text block {type: \"text\", text}")
 		if e != nil {
 			return e
 		}
@@ -205,11 +176,7 @@ var anthropicBlockRoles = map[string]string{
 }
 
 func anthropicBlock(bf string, raw json.RawMessage, role string) (provider.Part, partPaths, *Error) {
-	bo, e := asObject(raw, bf)
-	if e != nil || bo == nil {
-		return provider.Part{}, partPaths{}, BadRequest(bf, "%s: want a content block {type, …}", bf)
-	}
-	typ, e := asString(bo["type"], bf+".type")
+	bo, typ, e := typedObject(raw, bf, "want a content block {type, …}")
 	if e != nil {
 		return provider.Part{}, partPaths{}, e
 	}
@@ -231,19 +198,13 @@ func anthropicBlock(bf string, raw json.RawMessage, role string) (provider.Part,
 		p.CacheControl = cache
 		return p, pp, e
 	case "tool_use":
-		id, e := str("id")
+		id, e := requiredString(bo, bf, "id", "want the tool call's id")
 		if e != nil {
 			return provider.Part{}, partPaths{}, e
 		}
-		if id == "" {
-			return provider.Part{}, partPaths{}, BadRequest(bf+".id", "%s.id: want the tool call's id", bf)
-		}
-		name, e := str("name")
+		name, e := requiredString(bo, bf, "name", "want the tool's name")
 		if e != nil {
 			return provider.Part{}, partPaths{}, e
-		}
-		if name == "" {
-			return provider.Part{}, partPaths{}, BadRequest(bf+".name", "%s.name: want the tool's name", bf)
 		}
 		return provider.Part{Type: provider.PartToolCall, CallID: id, Name: name, Arguments: compactJSON(bo["input"]), CacheControl: cache}, partPaths{}, nil
 	case "tool_result":
@@ -251,11 +212,11 @@ func anthropicBlock(bf string, raw json.RawMessage, role string) (provider.Part,
 		if e != nil {
 			return provider.Part{}, partPaths{}, e
 		}
-		isErr, e := asBool(bo["is_error"], bf+".is_error")
+		isErr, e := asFlag(bo["is_error"], bf+".is_error")
 		if e != nil {
 			return provider.Part{}, partPaths{}, e
 		}
-		p := provider.Part{Type: provider.PartToolResult, CallID: id, IsError: isErr != nil && *isErr, CacheControl: cache}
+		p := provider.Part{Type: provider.PartToolResult, CallID: id, IsError: isErr, CacheControl: cache}
 		pp := partPaths{callID: bf + ".tool_use_id"}
 		content := bo["content"]
 		switch {
@@ -271,11 +232,7 @@ func anthropicBlock(bf string, raw json.RawMessage, role string) (provider.Part,
 			}
 			for k, ir := range blocks {
 				inf := fmt.Sprintf("%s.content[%d]", bf, k)
-				ib, e := asObject(ir, inf)
-				if e != nil || ib == nil {
-					return provider.Part{}, partPaths{}, BadRequest(inf, "%s: want a text or image block", inf)
-				}
-				ityp, e := asString(ib["type"], inf+".type")
+				_, ityp, e := typedObject(ir, inf, "want a text or image block")
 				if e != nil {
 					return provider.Part{}, partPaths{}, e
 				}
@@ -351,28 +308,17 @@ func (d *anthropicDecoder) tools() *Error {
 	}
 	for i, raw := range tools {
 		tf := fmt.Sprintf("tools[%d]", i)
-		to, e := asObject(raw, tf)
-		if e != nil || to == nil {
-			return BadRequest(tf, "%s: want {name, description, input_schema}", tf)
-		}
-		typ, e := asString(to["type"], tf+".type")
+		to, typ, e := typedObject(raw, tf, "want {name, description, input_schema}")
 		if e != nil {
 			return e
 		}
 		if typ != "" && typ != "custom" {
 			return BadRequest(tf, "%s: %q server tools are not supported", tf, typ)
 		}
-		var t provider.Tool
-		if t.Name, e = asString(to["name"], tf+".name"); e != nil {
+		t, e := readTool(to, tf, "input_schema")
+		if e != nil {
 			return e
 		}
-		if t.Description, e = asString(to["description"], tf+".description"); e != nil {
-			return e
-		}
-		if t.Strict, e = asBool(to["strict"], tf+".strict"); e != nil {
-			return e
-		}
-		t.Schema = rawCopy(to["input_schema"])
 		t.CacheControl = rawCopy(to["cache_control"])
 		d.turn.Tools = append(d.turn.Tools, t)
 	}
@@ -380,11 +326,7 @@ func (d *anthropicDecoder) tools() *Error {
 	if isNull(raw) {
 		return nil
 	}
-	tc, e := asObject(raw, "tool_choice")
-	if e != nil {
-		return BadRequest("tool_choice", "tool_choice: want {type: auto|any|tool|none, name}")
-	}
-	typ, e := asString(tc["type"], "tool_choice.type")
+	tc, typ, e := typedObject(raw, "tool_choice", "want {type: auto|any|tool|none, name}")
 	if e != nil {
 		return e
 	}
@@ -396,14 +338,9 @@ func (d *anthropicDecoder) tools() *Error {
 	case "none":
 		d.turn.ToolChoice = &provider.ToolChoice{Type: provider.ToolChoiceNone}
 	case "tool":
-		name, e := asString(tc["name"], "tool_choice.name")
-		if e != nil {
+		if d.turn.ToolChoice, e = namedToolChoice(tc, "tool_choice"); e != nil {
 			return e
 		}
-		if name == "" {
-			return BadRequest("tool_choice.name", "tool_choice.name: want the name of one of the tools")
-		}
-		d.turn.ToolChoice = &provider.ToolChoice{Type: provider.ToolChoiceNamed, Name: name}
 	default:
 		return BadRequest("tool_choice.type", "tool_choice.type: %q is not auto, any, tool or none", typ)
 	}
@@ -425,10 +362,7 @@ func (d *anthropicDecoder) params() (keepThinking bool, _ *Error) {
 	if p.MaxTokens, e = asInteger(d.top["max_tokens"], "max_tokens"); e != nil {
 		return false, e
 	}
-	if p.Temperature, e = asNumber(d.top["temperature"], "temperature"); e != nil {
-		return false, e
-	}
-	if p.TopP, e = asNumber(d.top["top_p"], "top_p"); e != nil {
+	if e = readSampling(d.top, p); e != nil {
 		return false, e
 	}
 	if p.Stop, e = asStrings(d.top["stop_sequences"], "stop_sequences"); e != nil {
@@ -581,10 +515,7 @@ func (s *AnthropicStream) event(name string, v any) {
 	if s.err != nil {
 		return
 	}
-	data := marshal(v)
-	buf := make([]byte, 0, len(name)+len(data)+16)
-	buf = append(append(append(append(append(buf, "event: "...), name...), "\ndata: "...), data...), "\n\n"...)
-	if _, s.err = s.w.Write(buf); s.err == nil && s.flush != nil {
+	if _, s.err = s.w.Write(sseEvent(name, marshal(v))); s.err == nil && s.flush != nil {
 		s.flush()
 	}
 }

@@ -25,12 +25,12 @@ func DecodeOpenAI(body []byte) (Request, *Error) {
 	if e != nil {
 		return Request{}, e
 	}
-	d := openAIDecoder{top: top, loc: &locator{
+	d := openAIDecoder{turnBuilder{top: top, loc: &locator{
 		toolName:       func(i int) string { return fmt.Sprintf("tools[%d].function.name", i) },
 		toolSchema:     func(i int) string { return fmt.Sprintf("tools[%d].function.parameters", i) },
 		toolChoice:     "tool_choice",
 		responseFormat: "response_format.json_schema.schema",
-	}}
+	}}}
 	req, e := d.decode()
 	if e != nil {
 		return Request{}, e
@@ -38,39 +38,24 @@ func DecodeOpenAI(body []byte) (Request, *Error) {
 	return req, nil
 }
 
-type openAIDecoder struct {
-	top  object
-	loc  *locator
-	turn provider.Turn
-}
+type openAIDecoder struct{ turnBuilder }
 
 func (d *openAIDecoder) decode() (Request, *Error) {
-	var req Request
-	var e *Error
-	if req.Model, e = checkModel(d.top); e != nil {
-		return req, e
-	}
-	if req.Fallbacks, e = readFallbacks(d.top); e != nil {
-		return req, e
-	}
-	if req.WaitForCooldown, e = readWait(d.top); e != nil {
-		return req, e
-	}
-	stream, e := asBool(d.top["stream"], "stream")
+	req, e := readEnvelope(d.top)
 	if e != nil {
 		return req, e
 	}
-	req.Stream = stream != nil && *stream
+	if req.Stream, e = asFlag(d.top["stream"], "stream"); e != nil {
+		return req, e
+	}
 	so, e := asObject(d.top["stream_options"], "stream_options")
 	if e != nil {
 		return req, e
 	}
 	if so != nil {
-		iu, e := asBool(so["include_usage"], "stream_options.include_usage")
-		if e != nil {
+		if req.IncludeUsage, e = asFlag(so["include_usage"], "stream_options.include_usage"); e != nil {
 			return req, e
 		}
-		req.IncludeUsage = iu != nil && *iu
 	}
 	if req.Session, e = asString(d.top["user"], "user"); e != nil {
 		return req, e
@@ -106,11 +91,6 @@ func (d *openAIDecoder) decode() (Request, *Error) {
 	return req, nil
 }
 
-func (d *openAIDecoder) add(m provider.Message, paths []partPaths) {
-	d.turn.Messages = append(d.turn.Messages, m)
-	d.loc.parts = append(d.loc.parts, paths)
-}
-
 func (d *openAIDecoder) message(i int, raw json.RawMessage) *Error {
 	field := fmt.Sprintf("messages[%d]", i)
 	mo, e := asObject(raw, field)
@@ -135,12 +115,9 @@ func (d *openAIDecoder) message(i int, raw json.RawMessage) *Error {
 	case provider.RoleAssistant:
 		return d.assistant(field, mo)
 	case provider.RoleTool:
-		callID, e := asString(mo["tool_call_id"], field+".tool_call_id")
+		callID, e := requiredString(mo, field, "tool_call_id", "want the id of the tool call this message answers")
 		if e != nil {
 			return e
-		}
-		if callID == "" {
-			return BadRequest(field+".tool_call_id", "%s.tool_call_id: want the id of the tool call this message answers", field)
 		}
 		var result []provider.Part
 		if !isNull(content) {
@@ -202,23 +179,16 @@ func (d *openAIDecoder) assistant(field string, mo object) *Error {
 	}
 	for k, raw := range calls {
 		cf := fmt.Sprintf("%s.tool_calls[%d]", field, k)
-		co, e := asObject(raw, cf)
-		if e != nil || co == nil {
-			return BadRequest(cf, "%s: want {id, type: \"function\", function: {name, arguments}}", cf)
-		}
-		typ, e := asString(co["type"], cf+".type")
+		co, typ, e := typedObject(raw, cf, "want {id, type: \"function\", function: {name, arguments}}")
 		if e != nil {
 			return e
 		}
 		if typ != "" && typ != "function" {
 			return BadRequest(cf+".type", "%s.type: %q tool calls are not supported; want \"function\"", cf, typ)
 		}
-		id, e := asString(co["id"], cf+".id")
+		id, e := requiredString(co, cf, "id", "want the tool call's id")
 		if e != nil {
 			return e
-		}
-		if id == "" {
-			return BadRequest(cf+".id", "%s.id: want the tool call's id", cf)
 		}
 		fn, e := asObject(co["function"], cf+".function")
 		if e != nil {
@@ -227,12 +197,9 @@ func (d *openAIDecoder) assistant(field string, mo object) *Error {
 		if fn == nil {
 			return BadRequest(cf+".function", "%s.function: want {name, arguments}", cf)
 		}
-		name, e := asString(fn["name"], cf+".function.name")
+		name, e := requiredString(fn, cf+".function", "name", "want the tool's name")
 		if e != nil {
 			return e
-		}
-		if name == "" {
-			return BadRequest(cf+".function.name", "%s.function.name: want the tool's name", cf)
 		}
 		args, e := asString(fn["arguments"], cf+".function.arguments")
 		if e != nil {
@@ -248,6 +215,30 @@ func (d *openAIDecoder) assistant(field string, mo object) *Error {
 // openAIParts reads a message's content: a string, or an array of content parts (images only in
 // user messages, refusals only in assistant messages).
 func openAIParts(field string, raw json.RawMessage, role string) ([]provider.Part, []partPaths, *Error) {
+	return contentParts(field, raw, func(pf, typ string, po object) (provider.Part, partPaths, *Error) {
+		switch {
+		case typ == "text":
+			text, e := asString(po["text"], pf+".text")
+			return provider.Part{Type: provider.PartText, Text: text, CacheControl: rawCopy(po["cache_control"])}, partPaths{}, e
+		case typ == "refusal" && role == provider.RoleAssistant:
+			text, e := asString(po["refusal"], pf+".refusal")
+			return provider.TextPart(text), partPaths{}, e
+		case typ == "image_url" && role == provider.RoleUser:
+			p, e := openAIImage(pf, po)
+			return p, partPaths{image: pf + ".image_url.url"}, e
+		case (typ == "input_audio" || typ == "file") && role == provider.RoleUser:
+			return provider.Part{}, partPaths{}, BadRequest(pf, "%s: %s parts are not supported", pf, typ)
+		case typ == "image_url" || typ == "input_audio" || typ == "file" || typ == "refusal":
+			return provider.Part{}, partPaths{}, BadRequest(pf+".type", "%s.type: %q parts are not allowed in a %s message", pf, typ, role)
+		default:
+			return provider.Part{}, partPaths{}, BadRequest(pf+".type", "%s.type: %q is not a content part type baton knows (text, image_url)", pf, typ)
+		}
+	})
+}
+
+// contentParts reads content as both OpenAI doors take it: a string (one text part), or an array
+// of content parts {type, …}, each read by part.
+func contentParts(field string, raw json.RawMessage, part func(pf, typ string, po object) (provider.Part, partPaths, *Error)) ([]provider.Part, []partPaths, *Error) {
 	if isString(raw) {
 		s, e := asString(raw, field)
 		if e != nil {
@@ -263,43 +254,15 @@ func openAIParts(field string, raw json.RawMessage, role string) ([]provider.Par
 	var paths []partPaths
 	for j, pr := range arr {
 		pf := fmt.Sprintf("%s[%d]", field, j)
-		po, e := asObject(pr, pf)
-		if e != nil || po == nil {
-			return nil, nil, BadRequest(pf, "%s: want a content part {type, …}", pf)
-		}
-		typ, e := asString(po["type"], pf+".type")
+		po, typ, e := typedObject(pr, pf, "want a content part {type, …}")
 		if e != nil {
 			return nil, nil, e
 		}
-		switch {
-		case typ == "text":
-			text, e := asString(po["text"], pf+".text")
-			if e != nil {
-				return nil, nil, e
-			}
-			parts = append(parts, provider.Part{Type: provider.PartText, Text: text, CacheControl: rawCopy(po["cache_control"])})
-			paths = append(paths, partPaths{})
-		case typ == "refusal" && role == provider.RoleAssistant:
-			text, e := asString(po["refusal"], pf+".refusal")
-			if e != nil {
-				return nil, nil, e
-			}
-			parts = append(parts, provider.TextPart(text))
-			paths = append(paths, partPaths{})
-		case typ == "image_url" && role == provider.RoleUser:
-			p, e := openAIImage(pf, po)
-			if e != nil {
-				return nil, nil, e
-			}
-			parts = append(parts, p)
-			paths = append(paths, partPaths{image: pf + ".image_url.url"})
-		case (typ == "input_audio" || typ == "file") && role == provider.RoleUser:
-			return nil, nil, BadRequest(pf, "%s: %s parts are not supported", pf, typ)
-		case typ == "image_url" || typ == "input_audio" || typ == "file" || typ == "refusal":
-			return nil, nil, BadRequest(pf+".type", "%s.type: %q parts are not allowed in a %s message", pf, typ, role)
-		default:
-			return nil, nil, BadRequest(pf+".type", "%s.type: %q is not a content part type baton knows (text, image_url)", pf, typ)
+		p, pp, e := part(pf, typ, po)
+		if e != nil {
+			return nil, nil, e
 		}
+		parts, paths = append(parts, p), append(paths, pp)
 	}
 	return parts, paths, nil
 }
@@ -312,15 +275,21 @@ func openAIImage(pf string, po object) (provider.Part, *Error) {
 	if iu == nil {
 		return provider.Part{}, BadRequest(pf+".image_url", "%s.image_url: want {url, detail}", pf)
 	}
-	url, e := asString(iu["url"], pf+".image_url.url")
+	return imageURL(iu, pf+".image_url", "url")
+}
+
+// imageURL is an image as both OpenAI doors take it: o[urlKey] an http(s) URL, or a data: URL with
+// the image inline, and o's detail; path is o's.
+func imageURL(o object, path, urlKey string) (provider.Part, *Error) {
+	uf := path + "." + urlKey
+	url, e := asString(o[urlKey], uf)
 	if e != nil {
 		return provider.Part{}, e
 	}
-	detail, e := asString(iu["detail"], pf+".image_url.detail")
+	detail, e := asString(o["detail"], path+".detail")
 	if e != nil {
 		return provider.Part{}, e
 	}
-	uf := pf + ".image_url.url"
 	p := provider.Part{Type: provider.PartImage, Detail: detail}
 	lower := strings.ToLower(url)
 	switch {
@@ -345,11 +314,7 @@ func (d *openAIDecoder) tools() *Error {
 	}
 	for i, raw := range tools {
 		tf := fmt.Sprintf("tools[%d]", i)
-		to, e := asObject(raw, tf)
-		if e != nil || to == nil {
-			return BadRequest(tf, "%s: want {type: \"function\", function: {name, description, parameters}}", tf)
-		}
-		typ, e := asString(to["type"], tf+".type")
+		to, typ, e := typedObject(raw, tf, "want {type: \"function\", function: {name, description, parameters}}")
 		if e != nil {
 			return e
 		}
@@ -363,17 +328,10 @@ func (d *openAIDecoder) tools() *Error {
 		if fn == nil {
 			return BadRequest(tf+".function", "%s.function: want {name, description, parameters}", tf)
 		}
-		var t provider.Tool
-		if t.Name, e = asString(fn["name"], tf+".function.name"); e != nil {
+		t, e := readTool(fn, tf+".function", "parameters")
+		if e != nil {
 			return e
 		}
-		if t.Description, e = asString(fn["description"], tf+".function.description"); e != nil {
-			return e
-		}
-		if t.Strict, e = asBool(fn["strict"], tf+".function.strict"); e != nil {
-			return e
-		}
-		t.Schema = rawCopy(fn["parameters"])
 		t.CacheControl = rawCopy(to["cache_control"])
 		d.turn.Tools = append(d.turn.Tools, t)
 	}
@@ -393,19 +351,11 @@ func (d *openAIDecoder) tools() *Error {
 }
 
 func openAIToolChoice(raw json.RawMessage) (*provider.ToolChoice, *Error) {
+	const named = "{type: \"function\", function: {name}}"
 	if isString(raw) {
-		s, _ := asString(raw, "tool_choice")
-		switch s {
-		case provider.ToolChoiceAuto, provider.ToolChoiceNone, provider.ToolChoiceRequired:
-			return &provider.ToolChoice{Type: s}, nil
-		}
-		return nil, BadRequest("tool_choice", "tool_choice: %q is not auto, none, required or {type: \"function\", function: {name}}", s)
+		return toolChoiceMode(raw, named)
 	}
-	o, e := asObject(raw, "tool_choice")
-	if e != nil {
-		return nil, BadRequest("tool_choice", "tool_choice: want auto, none, required or {type: \"function\", function: {name}}")
-	}
-	typ, e := asString(o["type"], "tool_choice.type")
+	o, typ, e := typedObject(raw, "tool_choice", "want auto, none, required or "+named)
 	if e != nil {
 		return nil, e
 	}
@@ -416,23 +366,30 @@ func openAIToolChoice(raw json.RawMessage) (*provider.ToolChoice, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	name, e := asString(fn["name"], "tool_choice.function.name")
-	if e != nil {
-		return nil, e
+	return namedToolChoice(fn, "tool_choice.function")
+}
+
+// toolChoiceMode reads a tool_choice given as a string, as both OpenAI doors take it: auto, none
+// or required; named is the other shape the refusal offers.
+func toolChoiceMode(raw json.RawMessage, named string) (*provider.ToolChoice, *Error) {
+	s, _ := asString(raw, "tool_choice")
+	switch s {
+	case provider.ToolChoiceAuto, provider.ToolChoiceNone, provider.ToolChoiceRequired:
+		return &provider.ToolChoice{Type: s}, nil
 	}
-	if name == "" {
-		return nil, BadRequest("tool_choice.function.name", "tool_choice.function.name: want the name of one of the tools")
-	}
-	return &provider.ToolChoice{Type: provider.ToolChoiceNamed, Name: name}, nil
+	return nil, BadRequest("tool_choice", "tool_choice: %q is not auto, none, required or %s", s, named)
 }
 
 func (d *openAIDecoder) params() *Error {
 	p := &d.turn.Params
-	var e *Error
+	e := readSampling(d.top, p)
+	if e != nil {
+		return e
+	}
 	for _, f := range []struct {
 		key string
 		dst **float64
-	}{{"temperature", &p.Temperature}, {"top_p", &p.TopP}, {"presence_penalty", &p.PresencePenalty}, {"frequency_penalty", &p.FrequencyPenalty}} {
+	}{{"presence_penalty", &p.PresencePenalty}, {"frequency_penalty", &p.FrequencyPenalty}} {
 		if *f.dst, e = asNumber(d.top[f.key], f.key); e != nil {
 			return e
 		}
@@ -482,21 +439,23 @@ func (d *openAIDecoder) params() *Error {
 		if js == nil {
 			return BadRequest("response_format.json_schema", "response_format.json_schema: want {name, description, schema, strict}")
 		}
-		f := &provider.ResponseFormat{Type: typ, Schema: rawCopy(js["schema"])}
-		if f.Name, e = asString(js["name"], "response_format.json_schema.name"); e != nil {
+		if p.ResponseFormat, e = jsonSchemaFormat(js, "response_format.json_schema"); e != nil {
 			return e
 		}
-		if f.Description, e = asString(js["description"], "response_format.json_schema.description"); e != nil {
-			return e
-		}
-		if f.Strict, e = asBool(js["strict"], "response_format.json_schema.strict"); e != nil {
-			return e
-		}
-		p.ResponseFormat = f
 	default:
 		return BadRequest("response_format.type", "response_format.type: %q is not text, json_object or json_schema", typ)
 	}
 	return nil
+}
+
+// jsonSchemaFormat is a json_schema response format, as both OpenAI doors give it (o, at path):
+// a function tool's fields, with the schema under schema.
+func jsonSchemaFormat(o object, path string) (*provider.ResponseFormat, *Error) {
+	t, e := readTool(o, path, "schema")
+	if e != nil {
+		return nil, e
+	}
+	return &provider.ResponseFormat{Type: provider.FormatJSONSchema, Name: t.Name, Description: t.Description, Strict: t.Strict, Schema: t.Schema}, nil
 }
 
 // --- encoding ---

@@ -142,10 +142,10 @@ func DecodeResponses(body []byte) (Request, *Error) {
 	if e != nil {
 		return Request{}, e
 	}
-	d := responsesDecoder{top: top, calls: map[string]bool{}, loc: &locator{
+	d := responsesDecoder{turnBuilder: turnBuilder{top: top, loc: &locator{
 		toolChoice:     "tool_choice",
 		responseFormat: "text.format.schema",
-	}}
+	}}, calls: map[string]bool{}}
 	d.loc.toolName = func(i int) string { return fmt.Sprintf("tools[%d].name", d.toolIndex[i]) }
 	d.loc.toolSchema = func(i int) string { return fmt.Sprintf("tools[%d].parameters", d.toolIndex[i]) }
 	req, e := d.decode()
@@ -156,9 +156,7 @@ func DecodeResponses(body []byte) (Request, *Error) {
 }
 
 type responsesDecoder struct {
-	top       object
-	loc       *locator
-	turn      provider.Turn
+	turnBuilder
 	rr        ResponsesRequest
 	toolIndex []int           // Turn.Tools index → the caller's tools index
 	calls     map[string]bool // call ids of the function_call items so far
@@ -166,15 +164,8 @@ type responsesDecoder struct {
 }
 
 func (d *responsesDecoder) decode() (Request, *Error) {
-	var req Request
-	var e *Error
-	if req.Model, e = checkModel(d.top); e != nil {
-		return req, e
-	}
-	if req.Fallbacks, e = readFallbacks(d.top); e != nil {
-		return req, e
-	}
-	if req.WaitForCooldown, e = readWait(d.top); e != nil {
+	req, e := readEnvelope(d.top)
+	if e != nil {
 		return req, e
 	}
 	for _, r := range responsesRefused {
@@ -182,11 +173,9 @@ func (d *responsesDecoder) decode() (Request, *Error) {
 			return req, BadRequest(r.key, "%s: %s", r.key, r.why)
 		}
 	}
-	stream, e := asBool(d.top["stream"], "stream")
-	if e != nil {
+	if req.Stream, e = asFlag(d.top["stream"], "stream"); e != nil {
 		return req, e
 	}
-	req.Stream = stream != nil && *stream
 	if so, e := asObject(d.top["stream_options"], "stream_options"); e != nil {
 		return req, e
 	} else if _, e := asBool(so["include_obfuscation"], "stream_options.include_obfuscation"); e != nil {
@@ -208,15 +197,8 @@ func (d *responsesDecoder) decode() (Request, *Error) {
 	if e != nil {
 		return req, e
 	}
-	consumed := responsesConsumed
-	if len(keep) > 0 {
-		consumed = map[string]bool{}
-		for k := range responsesConsumed {
-			consumed[k] = !keep[k]
-		}
-	}
 	d.turn.Wire = WireResponses
-	d.turn.Extra = extra(d.top, consumed)
+	d.turn.Extra = extra(d.top, consumedExcept(responsesConsumed, keep))
 	if e := d.check(); e != nil {
 		return req, e
 	}
@@ -232,11 +214,9 @@ func (d *responsesDecoder) state() *Error {
 		return e
 	}
 	d.rr.Store = store == nil || *store
-	bg, e := asBool(d.top["background"], "background")
-	if e != nil {
+	if d.rr.Background, e = asFlag(d.top["background"], "background"); e != nil {
 		return e
 	}
-	d.rr.Background = bg != nil && *bg
 	if d.rr.Background && !d.rr.Store {
 		return BadRequest("background", "background: a background response must be stored (store: true)")
 	}
@@ -262,8 +242,7 @@ func (d *responsesDecoder) check() *Error {
 }
 
 func (d *responsesDecoder) add(m provider.Message, paths []partPaths) {
-	d.turn.Messages = append(d.turn.Messages, m)
-	d.loc.parts = append(d.loc.parts, paths)
+	d.turnBuilder.add(m, paths)
 	d.assistant = m.Role == provider.RoleAssistant
 }
 
@@ -311,11 +290,7 @@ func (d *responsesDecoder) input() *Error {
 
 func (d *responsesDecoder) item(i int, raw json.RawMessage) *Error {
 	f := fmt.Sprintf("input[%d]", i)
-	o, e := asObject(raw, f)
-	if e != nil || o == nil {
-		return BadRequest(f, "%s: want an item {type, …}", f)
-	}
-	typ, e := asString(o["type"], f+".type")
+	o, typ, e := typedObject(raw, f, "want an item {type, …}")
 	if e != nil {
 		return e
 	}
@@ -378,55 +353,26 @@ func (d *responsesDecoder) message(f string, o object) *Error {
 // or an array of parts (input_text, input_image in user messages; output_text and refusal in
 // assistant messages). where names the place in refusals.
 func responsesParts(field string, raw json.RawMessage, role, where string) ([]provider.Part, []partPaths, *Error) {
-	if isString(raw) {
-		s, _ := asString(raw, field)
-		return []provider.Part{provider.TextPart(s)}, []partPaths{{}}, nil
-	}
-	arr, e := asArray(raw, field)
-	if e != nil || arr == nil {
-		return nil, nil, BadRequest(field, "%s: want a string or an array of content parts", field)
-	}
-	var parts []provider.Part
-	var paths []partPaths
-	for j, pr := range arr {
-		pf := fmt.Sprintf("%s[%d]", field, j)
-		po, e := asObject(pr, pf)
-		if e != nil || po == nil {
-			return nil, nil, BadRequest(pf, "%s: want a content part {type, …}", pf)
-		}
-		typ, e := asString(po["type"], pf+".type")
-		if e != nil {
-			return nil, nil, e
-		}
-		assistant := role == provider.RoleAssistant
+	assistant := role == provider.RoleAssistant
+	return contentParts(field, raw, func(pf, typ string, po object) (provider.Part, partPaths, *Error) {
 		switch {
 		case typ == "input_text" || (typ == "output_text" && assistant):
 			text, e := asString(po["text"], pf+".text")
-			if e != nil {
-				return nil, nil, e
-			}
-			parts, paths = append(parts, provider.TextPart(text)), append(paths, partPaths{})
+			return provider.TextPart(text), partPaths{}, e
 		case typ == "refusal" && assistant:
 			text, e := asString(po["refusal"], pf+".refusal")
-			if e != nil {
-				return nil, nil, e
-			}
-			parts, paths = append(parts, provider.TextPart(text)), append(paths, partPaths{})
+			return provider.TextPart(text), partPaths{}, e
 		case typ == "input_image" && role == provider.RoleUser:
 			p, e := responsesImage(pf, po)
-			if e != nil {
-				return nil, nil, e
-			}
-			parts, paths = append(parts, p), append(paths, partPaths{image: pf + ".image_url"})
+			return p, partPaths{image: pf + ".image_url"}, e
 		case typ == "input_file" || typ == "input_audio":
-			return nil, nil, BadRequest(pf+".type", "%s.type: %s parts are not supported", pf, typ)
+			return provider.Part{}, partPaths{}, BadRequest(pf+".type", "%s.type: %s parts are not supported", pf, typ)
 		case typ == "input_image" || typ == "output_text" || typ == "refusal":
-			return nil, nil, BadRequest(pf+".type", "%s.type: %q parts are not allowed in %s", pf, typ, where)
+			return provider.Part{}, partPaths{}, BadRequest(pf+".type", "%s.type: %q parts are not allowed in %s", pf, typ, where)
 		default:
-			return nil, nil, BadRequest(pf+".type", "%s.type: %q is not a content part type baton knows (input_text, input_image, output_text, refusal)", pf, typ)
+			return provider.Part{}, partPaths{}, BadRequest(pf+".type", "%s.type: %q is not a content part type baton knows (input_text, input_image, output_text, refusal)", pf, typ)
 		}
-	}
-	return parts, paths, nil
+	})
 }
 
 // responsesImage reads an input_image part: an http(s) or data: URL (an image by file id is
@@ -437,46 +383,17 @@ func responsesImage(pf string, po object) (provider.Part, *Error) {
 	} else if id != "" {
 		return provider.Part{}, BadRequest(pf+".file_id", "%s.file_id: images by file id are not supported; send image_url (an http(s) or data: URL)", pf)
 	}
-	url, e := asString(po["image_url"], pf+".image_url")
-	if e != nil {
-		return provider.Part{}, e
-	}
-	detail, e := asString(po["detail"], pf+".detail")
-	if e != nil {
-		return provider.Part{}, e
-	}
-	uf := pf + ".image_url"
-	p := provider.Part{Type: provider.PartImage, Detail: detail}
-	lower := strings.ToLower(url)
-	switch {
-	case strings.HasPrefix(url, "data:"):
-		mt, data, err := provider.ParseDataURL(url)
-		if err != nil {
-			return provider.Part{}, BadRequest(uf, "%s: %v", uf, err)
-		}
-		p.MediaType, p.Data = mt, data
-	case strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://"):
-		p.URL = url
-	default:
-		return provider.Part{}, BadRequest(uf, "%s: want an http(s) URL or a data: URL (data:image/png;base64,…)", uf)
-	}
-	return p, nil
+	return imageURL(po, pf, "image_url")
 }
 
 func (d *responsesDecoder) functionCall(f string, o object) *Error {
-	callID, e := asString(o["call_id"], f+".call_id")
+	callID, e := requiredString(o, f, "call_id", "want the call's id")
 	if e != nil {
 		return e
 	}
-	if callID == "" {
-		return BadRequest(f+".call_id", "%s.call_id: want the call's id", f)
-	}
-	name, e := asString(o["name"], f+".name")
+	name, e := requiredString(o, f, "name", "want the function's name")
 	if e != nil {
 		return e
-	}
-	if name == "" {
-		return BadRequest(f+".name", "%s.name: want the function's name", f)
 	}
 	args, e := asString(o["arguments"], f+".arguments")
 	if e != nil {
@@ -494,12 +411,9 @@ func (d *responsesDecoder) functionCall(f string, o object) *Error {
 }
 
 func (d *responsesDecoder) functionCallOutput(f string, o object) *Error {
-	callID, e := asString(o["call_id"], f+".call_id")
+	callID, e := requiredString(o, f, "call_id", "want the id of the call this output answers")
 	if e != nil {
 		return e
-	}
-	if callID == "" {
-		return BadRequest(f+".call_id", "%s.call_id: want the id of the call this output answers", f)
 	}
 	p := provider.Part{Type: provider.PartToolResult, CallID: callID}
 	pp := partPaths{callID: f + ".call_id"}
@@ -581,11 +495,7 @@ func responsesTexts(field string, raw json.RawMessage, typ string) (string, *Err
 	var texts []string
 	for k, pr := range arr {
 		pf := fmt.Sprintf("%s[%d]", field, k)
-		po, e := asObject(pr, pf)
-		if e != nil || po == nil {
-			return "", BadRequest(pf, "%s: want {type: %q, text}", pf, typ)
-		}
-		t, e := asString(po["type"], pf+".type")
+		po, t, e := typedObject(pr, pf, fmt.Sprintf("want {type: %q, text}", typ))
 		if e != nil {
 			return "", e
 		}
@@ -614,11 +524,7 @@ func (d *responsesDecoder) tools() *Error {
 	}
 	for i, tr := range tools {
 		tf := fmt.Sprintf("tools[%d]", i)
-		to, e := asObject(tr, tf)
-		if e != nil || to == nil {
-			return BadRequest(tf, "%s: want {type: \"function\", name, description, parameters, strict}", tf)
-		}
-		typ, e := asString(to["type"], tf+".type")
+		to, typ, e := typedObject(tr, tf, "want {type: \"function\", name, description, parameters, strict}")
 		if e != nil {
 			return e
 		}
@@ -629,17 +535,10 @@ func (d *responsesDecoder) tools() *Error {
 		if typ != "function" {
 			return BadRequest(tf+".type", "%s.type: %q is not a tool type baton knows (function, or a built-in tool of the Responses API)", tf, typ)
 		}
-		var t provider.Tool
-		if t.Name, e = asString(to["name"], tf+".name"); e != nil {
+		t, e := readTool(to, tf, "parameters")
+		if e != nil {
 			return e
 		}
-		if t.Description, e = asString(to["description"], tf+".description"); e != nil {
-			return e
-		}
-		if t.Strict, e = asBool(to["strict"], tf+".strict"); e != nil {
-			return e
-		}
-		t.Schema = rawCopy(to["parameters"])
 		d.turn.Tools = append(d.turn.Tools, t)
 		d.toolIndex = append(d.toolIndex, i)
 	}
@@ -658,33 +557,21 @@ func (d *responsesDecoder) tools() *Error {
 }
 
 func (d *responsesDecoder) toolChoice(raw json.RawMessage) *Error {
+	const named = "{type: \"function\", name}"
+	var e *Error
 	if isString(raw) {
-		s, _ := asString(raw, "tool_choice")
-		switch s {
-		case provider.ToolChoiceAuto, provider.ToolChoiceNone, provider.ToolChoiceRequired:
-			d.turn.ToolChoice = &provider.ToolChoice{Type: s}
-			return nil
-		}
-		return BadRequest("tool_choice", "tool_choice: %q is not auto, none, required or {type: \"function\", name}", s)
+		d.turn.ToolChoice, e = toolChoiceMode(raw, named)
+		return e
 	}
-	o, e := asObject(raw, "tool_choice")
-	if e != nil {
-		return BadRequest("tool_choice", "tool_choice: want auto, none, required or {type: \"function\", name}")
-	}
-	typ, e := asString(o["type"], "tool_choice.type")
+	o, typ, e := typedObject(raw, "tool_choice", "want auto, none, required or "+named)
 	if e != nil {
 		return e
 	}
 	switch {
 	case typ == "function":
-		name, e := asString(o["name"], "tool_choice.name")
-		if e != nil {
+		if d.turn.ToolChoice, e = namedToolChoice(o, "tool_choice"); e != nil {
 			return e
 		}
-		if name == "" {
-			return BadRequest("tool_choice.name", "tool_choice.name: want the name of one of the tools")
-		}
-		d.turn.ToolChoice = &provider.ToolChoice{Type: provider.ToolChoiceNamed, Name: name}
 	case responsesBuiltinChoices[typ]:
 		d.rr.BuiltinTools = append(d.rr.BuiltinTools, BuiltinTool{Param: "tool_choice", Type: typ, Raw: rawCopy(raw)})
 	default:
@@ -698,11 +585,8 @@ func (d *responsesDecoder) toolChoice(raw json.RawMessage) *Error {
 // a Responses candidate.
 func (d *responsesDecoder) params() (keep map[string]bool, _ *Error) {
 	p := &d.turn.Params
-	var e *Error
-	if p.Temperature, e = asNumber(d.top["temperature"], "temperature"); e != nil {
-		return nil, e
-	}
-	if p.TopP, e = asNumber(d.top["top_p"], "top_p"); e != nil {
+	e := readSampling(d.top, p)
+	if e != nil {
 		return nil, e
 	}
 	if p.MaxTokens, e = asInteger(d.top["max_output_tokens"], "max_output_tokens"); e != nil {
@@ -744,17 +628,9 @@ func (d *responsesDecoder) params() (keep map[string]bool, _ *Error) {
 	case provider.FormatText, provider.FormatJSONObject:
 		p.ResponseFormat = &provider.ResponseFormat{Type: typ}
 	case provider.FormatJSONSchema:
-		f := &provider.ResponseFormat{Type: typ, Schema: rawCopy(fo["schema"])}
-		if f.Name, e = asString(fo["name"], "text.format.name"); e != nil {
+		if p.ResponseFormat, e = jsonSchemaFormat(fo, "text.format"); e != nil {
 			return nil, e
 		}
-		if f.Description, e = asString(fo["description"], "text.format.description"); e != nil {
-			return nil, e
-		}
-		if f.Strict, e = asBool(fo["strict"], "text.format.strict"); e != nil {
-			return nil, e
-		}
-		p.ResponseFormat = f
 	default:
 		return nil, BadRequest("text.format.type", "text.format.type: %q is not text, json_object or json_schema", typ)
 	}
@@ -1232,10 +1108,7 @@ func (s *ResponsesStream) emit(typ string, ev rsEvent) {
 		return
 	}
 	ev.set(typ, seq)
-	data := marshal(ev)
-	buf := make([]byte, 0, len(typ)+len(data)+16)
-	buf = append(append(append(append(append(buf, "event: "...), typ...), "\ndata: "...), data...), "\n\n"...)
-	if _, s.err = s.w.Write(buf); s.err == nil {
+	if _, s.err = s.w.Write(sseEvent(typ, marshal(ev))); s.err == nil {
 		s.last = seq
 		if s.flush != nil {
 			s.flush()
@@ -1442,16 +1315,7 @@ func (s *ResponsesStream) Answer(a provider.Answer) {
 		}
 		s.ReasoningPart(p)
 	}
-	for _, piece := range splitText(a.Text, pieceSize) {
-		s.Text(piece)
-	}
-	for i, c := range a.ToolCalls {
-		s.ToolCall(i, c.ID, c.Name)
-		for _, piece := range splitText(c.Arguments, pieceSize) {
-			s.ToolArgs(i, piece)
-		}
-	}
-	s.Finish(a.FinishReason, a.Usage)
+	streamOutput(s, a)
 }
 
 // Start sends response.created and response.in_progress now (a door opens the stream before

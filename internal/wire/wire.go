@@ -74,6 +74,12 @@ func StreamAnswer(s Stream, a provider.Answer) {
 			r.Reasoning(piece)
 		}
 	}
+	streamOutput(s, a)
+}
+
+// streamOutput feeds what follows the reasoning, which every wire streams alike: the text in
+// pieces, each tool call and its arguments in pieces, then Finish.
+func streamOutput(s Stream, a provider.Answer) {
 	for _, piece := range splitText(a.Text, pieceSize) {
 		s.Text(piece)
 	}
@@ -84,6 +90,12 @@ func StreamAnswer(s Stream, a provider.Answer) {
 		}
 	}
 	s.Finish(a.FinishReason, a.Usage)
+}
+
+// sseEvent is a named server-sent event (Anthropic's and the Responses API's streams name theirs).
+func sseEvent(name string, data []byte) []byte {
+	buf := make([]byte, 0, len(name)+len(data)+16)
+	return append(append(append(append(append(buf, "event: "...), name...), "\ndata: "...), data...), "\n\n"...)
 }
 
 // reasoningText is the readable text of reasoning parts, a blank line between parts (redacted
@@ -201,6 +213,12 @@ func asBool(raw json.RawMessage, path string) (*bool, *Error) {
 	return &b, nil
 }
 
+// asFlag is a boolean that is false unless given true.
+func asFlag(raw json.RawMessage, path string) (bool, *Error) {
+	b, e := asBool(raw, path)
+	return b != nil && *b, e
+}
+
 func asNumber(raw json.RawMessage, path string) (*float64, *Error) {
 	var f float64
 	if isNull(raw) {
@@ -242,6 +260,33 @@ func asStrings(raw json.RawMessage, path string) ([]string, *Error) {
 	return a, nil
 }
 
+// typedObject reads an object with a type field (a content part, an item, a tool); want is what
+// the refusal says it should be when it is not an object.
+func typedObject(raw json.RawMessage, path, want string) (object, string, *Error) {
+	o, e := asObject(raw, path)
+	if e != nil || o == nil {
+		return nil, "", BadRequest(path, "%s: %s", path, want)
+	}
+	typ, e := asString(o["type"], path+".type")
+	if e != nil {
+		return nil, "", e
+	}
+	return o, typ, nil
+}
+
+// requiredString reads o[key], a string that must not be empty (an id, a name); want is what the
+// refusal says it should be.
+func requiredString(o object, path, key, want string) (string, *Error) {
+	s, e := asString(o[key], path+"."+key)
+	if e != nil {
+		return "", e
+	}
+	if s == "" {
+		return "", BadRequest(path+"."+key, "%s.%s: %s", path, key, want)
+	}
+	return s, nil
+}
+
 // compactJSON is raw without insignificant whitespace ("{}" when raw is absent or null).
 func compactJSON(raw json.RawMessage) string {
 	if isNull(raw) {
@@ -260,6 +305,16 @@ func rawCopy(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return append(json.RawMessage(nil), bytes.TrimSpace(raw)...)
+}
+
+// consumedExcept is consumed less the fields keep names: read, but passed on in Extra as well
+// (when they hold more than baton models).
+func consumedExcept(consumed, keep map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(consumed))
+	for k := range consumed {
+		out[k] = !keep[k]
+	}
+	return out
 }
 
 // extra is what is left of the top-level object once baton's fields are taken out.
@@ -356,6 +411,71 @@ func innerImagePath(result []provider.Part, paths []partPaths, field string) str
 		}
 	}
 	return ""
+}
+
+// turnBuilder is what every door's decoder builds: the turn, and where its parts came from.
+type turnBuilder struct {
+	top  object
+	loc  *locator
+	turn provider.Turn
+}
+
+// add appends a message and the caller's paths of its parts.
+func (b *turnBuilder) add(m provider.Message, paths []partPaths) {
+	b.turn.Messages = append(b.turn.Messages, m)
+	b.loc.parts = append(b.loc.parts, paths)
+}
+
+// readEnvelope reads what every door reads first: model, then baton's fallbacks and
+// wait_for_cooldown (the order decides which of several wrong fields a refusal names).
+func readEnvelope(top object) (Request, *Error) {
+	var req Request
+	var e *Error
+	if req.Model, e = checkModel(top); e != nil {
+		return req, e
+	}
+	if req.Fallbacks, e = readFallbacks(top); e != nil {
+		return req, e
+	}
+	req.WaitForCooldown, e = readWait(top)
+	return req, e
+}
+
+// readSampling reads temperature and top_p, which every door takes alike.
+func readSampling(top object, p *provider.Params) *Error {
+	var e *Error
+	if p.Temperature, e = asNumber(top["temperature"], "temperature"); e != nil {
+		return e
+	}
+	p.TopP, e = asNumber(top["top_p"], "top_p")
+	return e
+}
+
+// readTool reads a function tool's name, description and strict from o (at path), and its schema
+// from o[schemaKey].
+func readTool(o object, path, schemaKey string) (provider.Tool, *Error) {
+	var t provider.Tool
+	var e *Error
+	if t.Name, e = asString(o["name"], path+".name"); e != nil {
+		return t, e
+	}
+	if t.Description, e = asString(o["description"], path+".description"); e != nil {
+		return t, e
+	}
+	if t.Strict, e = asBool(o["strict"], path+".strict"); e != nil {
+		return t, e
+	}
+	t.Schema = rawCopy(o[schemaKey])
+	return t, nil
+}
+
+// namedToolChoice is a tool choice naming one tool, whose name o holds (at path).
+func namedToolChoice(o object, path string) (*provider.ToolChoice, *Error) {
+	name, e := requiredString(o, path, "name", "want the name of one of the tools")
+	if e != nil {
+		return nil, e
+	}
+	return &provider.ToolChoice{Type: provider.ToolChoiceNamed, Name: name}, nil
 }
 
 // checkModel reads the model field.
