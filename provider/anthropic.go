@@ -202,12 +202,7 @@ func anthropicBody(model string, t Turn, d *drops, prefill string) (body anthrop
 			}
 		}
 	} else {
-		if t.ToolChoice != nil {
-			d.add("toolChoice")
-		}
-		if t.ParallelToolCalls != nil {
-			d.add("parallelToolCalls")
-		}
+		dropToolControls(t, d)
 	}
 
 	// Thinking: the budget, or the reasoning effort as a budget.
@@ -262,15 +257,7 @@ func anthropicBody(model string, t Turn, d *drops, prefill string) (body anthrop
 		}
 		body.StopSequences = append(body.StopSequences, s)
 	}
-	if p.Seed != nil {
-		d.add("params.seed")
-	}
-	if p.PresencePenalty != nil {
-		d.add("params.presencePenalty")
-	}
-	if p.FrequencyPenalty != nil {
-		d.add("params.frequencyPenalty")
-	}
+	dropSeedAndPenalties(p, d)
 	return body, jsonTool
 }
 
@@ -748,22 +735,7 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 		}
 	}
 	resp.Answer = anthropicAnswer(blocks, stopReason, counts, jsonTool)
-	if late != nil {
-		return resp, late
-	}
-	if err := stream.Err(); err != nil {
-		return resp, err
-	}
-	if ctx.Err() != nil {
-		return resp, ctx.Err()
-	}
-	if !stopped {
-		if resp.Chunks == 0 {
-			return resp, &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
-		}
-		return resp, &Error{Stream: FaultCut, Message: errCut.Error() + " (no message_stop)", Partial: true}
-	}
-	return resp, nil
+	return resp, streamEnd(ctx, late, stream.Err(), resp.Chunks, stopped, "no message_stop")
 }
 
 // anthropicAnswer assembles the streamed blocks into an answer.

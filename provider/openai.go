@@ -129,26 +129,11 @@ func openAIBody(model string, t Turn, d *drops) openAIRequest {
 		body.Tools = append(body.Tools, openAITool{Type: "function", Function: openAIFunction{
 			Name: tool.Name, Description: tool.Description, Parameters: rawJSON(tool.Schema), Strict: tool.Strict}})
 	}
-	if len(body.Tools) > 0 {
-		if c := t.ToolChoice; c != nil {
-			switch c.Type {
-			case ToolChoiceNamed:
-				named := openAINamedChoice{Type: "function"}
-				named.Function.Name = c.Name
-				body.ToolChoice = named
-			default:
-				body.ToolChoice = c.Type
-			}
-		}
-		body.ParallelToolCalls = t.ParallelToolCalls
-	} else {
-		if t.ToolChoice != nil {
-			d.add("toolChoice")
-		}
-		if t.ParallelToolCalls != nil {
-			d.add("parallelToolCalls")
-		}
-	}
+	body.ToolChoice, body.ParallelToolCalls = openAIToolControls(t, len(body.Tools) > 0, d, func(name string) any {
+		named := openAINamedChoice{Type: "function"}
+		named.Function.Name = name
+		return named
+	})
 
 	p := t.Params
 	body.Temperature, body.TopP, body.Stop, body.Seed = p.Temperature, p.TopP, p.Stop, p.Seed
@@ -161,22 +146,86 @@ func openAIBody(model string, t Turn, d *drops) openAIRequest {
 		}
 	}
 	if f := p.ResponseFormat; f != nil {
-		body.ResponseFormat = &openAIResponseFormat{Type: f.Type}
-		if f.Type == FormatJSONSchema {
-			name := f.Name
-			if name == "" {
-				name = jsonOutputName
-			}
-			body.ResponseFormat.JSONSchema = &openAIJSONSchema{Name: name, Description: f.Description, Schema: rawJSON(f.Schema), Strict: f.Strict}
+		body.ResponseFormat = &openAIResponseFormat{Type: f.Type, JSONSchema: openAISchema(f)}
+	}
+	body.ReasoningEffort = openAIEffort(p)
+	return body
+}
+
+// What both OpenAI wires (Chat Completions and Responses) share: the same controls with the same
+// meaning, in bodies of different shapes, sent through the same SDK.
+
+// openAIToolControls are the tool choice (its own word, or named(the tool) in the wire's shape)
+// and the parallel-calls flag, or nothing when no tool goes (tools false).
+func openAIToolControls(t Turn, tools bool, d *drops, named func(name string) any) (choice any, parallel *bool) {
+	if !tools {
+		dropToolControls(t, d)
+		return nil, nil
+	}
+	if c := t.ToolChoice; c != nil {
+		choice = c.Type
+		if c.Type == ToolChoiceNamed {
+			choice = named(c.Name)
 		}
 	}
+	return choice, t.ParallelToolCalls
+}
+
+// openAISchema is a JSON schema response format's fields (nil for the other formats). Both wires
+// require a name: jsonOutputName when the caller gave none.
+func openAISchema(f *ResponseFormat) *openAIJSONSchema {
+	if f.Type != FormatJSONSchema {
+		return nil
+	}
+	name := f.Name
+	if name == "" {
+		name = jsonOutputName
+	}
+	return &openAIJSONSchema{Name: name, Description: f.Description, Schema: rawJSON(f.Schema), Strict: f.Strict}
+}
+
+// openAIEffort is the reasoning effort: the one asked, else a thinking budget's ("": none).
+func openAIEffort(p Params) string {
 	switch {
 	case p.ReasoningEffort != "":
-		body.ReasoningEffort = p.ReasoningEffort
+		return p.ReasoningEffort
 	case p.ThinkingBudget != nil && *p.ThinkingBudget > 0:
-		body.ReasoningEffort = ReasoningEffort(*p.ThinkingBudget)
+		return ReasoningEffort(*p.ThinkingBudget)
 	}
-	return body
+	return ""
+}
+
+// imageURL is an image part's URL, or its inline data as a data: URL (a media type sniffed when
+// it has none).
+func imageURL(p Part) string {
+	if len(p.Data) == 0 {
+		return p.URL
+	}
+	mt := p.MediaType
+	if mt == "" {
+		mt = SniffImage(p.Data)
+	}
+	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
+}
+
+// openAIPost sends a streaming request to path on either OpenAI wire through the SDK, with the
+// caller's extra fields when it speaks that wire (own and overridable as extraFields takes them).
+func openAIPost(ctx context.Context, req Request, hc *http.Client, secret, path string, body any, wire string, own, overridable map[string]bool) (*http.Response, error) {
+	client := openai.NewClient(
+		option.WithBaseURL(req.BaseURL),
+		option.WithAPIKey(secret),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0), // the workflow owns every retry
+	)
+	opts := []option.RequestOption{option.WithHeader("Authorization", "Bearer "+secret)}
+	if req.Turn.Wire == wire {
+		for _, kv := range extraFields(req.Turn.Extra, own, body, overridable) {
+			opts = append(opts, option.WithJSONSet(kv.path, kv.value))
+		}
+	}
+	var raw *http.Response
+	err := client.Post(ctx, path, body, &raw, opts...)
+	return raw, err
 }
 
 // openAIMessages translates the conversation. Tool results become one tool message each; the
@@ -302,15 +351,7 @@ func openAIContent(parts []Part, role string, d *drops) any {
 }
 
 func openAIImagePart(p Part) openAIContentPart {
-	url := p.URL
-	if len(p.Data) > 0 {
-		mt := p.MediaType
-		if mt == "" {
-			mt = SniffImage(p.Data)
-		}
-		url = "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
-	}
-	return openAIContentPart{Type: "image_url", ImageURL: &openAIImageURL{URL: url, Detail: p.Detail}}
+	return openAIContentPart{Type: "image_url", ImageURL: &openAIImageURL{URL: imageURL(p), Detail: p.Detail}}
 }
 
 // openAIMaxIDLen is the longest tool-call id OpenAI accepts.
@@ -368,21 +409,19 @@ func (b *toolCallBuilder) complete() bool {
 	return json.Valid([]byte(b.args.String()))
 }
 
-// call is the finished call (an id made up when the server sent none, {} for no arguments).
-func (b *toolCallBuilder) call() ToolCall {
-	return ToolCall{ID: orNewCallID(b.id), Name: b.name, Arguments: orEmptyObject(b.args.String())}
+// send hands the finished call out, once (the caller checks sent): an id made up when the server
+// sent none, {} for no arguments.
+func (b *toolCallBuilder) send(em *emitter) ToolCall {
+	c := ToolCall{ID: orNewCallID(b.id), Name: b.name, Arguments: orEmptyObject(b.args.String())}
+	b.sent = &c
+	em.emitCall(c)
+	return c
 }
 
 // completeOpenAI streams a Chat Completion (OpenAI or any compatible endpoint). The answer is
 // final only at a finish reason or [DONE]. A tool call is handed out when a later call has begun
 // and its arguments are whole JSON, or at the finish.
 func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret string, clk *clock, em *emitter, cap *capture) (Response, error) {
-	client := openai.NewClient(
-		option.WithBaseURL(req.BaseURL),
-		option.WithAPIKey(secret),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0), // the workflow owns every retry
-	)
 	body := openAIBody(req.Model, req.Turn, nil)
 	if prefill := PrefillSent(req.Prefill); prefill != "" {
 		// The answer so far as the final assistant message (with "prefix": true for the servers
@@ -395,18 +434,11 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 		}
 		body.ResponseFormat = nil
 	}
-	opts := []option.RequestOption{option.WithHeader("Authorization", "Bearer "+secret)}
-	if req.Turn.Wire == WireOpenAI {
-		for _, kv := range extraFields(req.Turn.Extra, openAIOwnKeys, body, nil) {
-			opts = append(opts, option.WithJSONSet(kv.path, kv.value))
-		}
-	}
 
 	// The SDK authenticates and sends the request and parses the SSE framing; each chunk is
 	// decoded into the few fields an answer needs (the SDK's full chunk type costs several µs
 	// per chunk in reflection).
-	var raw *http.Response
-	err := client.Post(ctx, "chat/completions", body, &raw, opts...)
+	raw, err := openAIPost(ctx, req, hc, secret, "chat/completions", body, WireOpenAI, openAIOwnKeys, nil)
 	stream := ssestream.NewStream[openAIChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 	var reasoning strings.Builder
@@ -418,9 +450,7 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 			if !all && (sent == len(calls)-1 || !b.complete()) {
 				return
 			}
-			c := b.call()
-			b.sent = &c
-			em.emitCall(c)
+			b.send(em)
 		}
 	}
 	byIndex := map[int]*toolCallBuilder{}
@@ -490,23 +520,11 @@ func completeOpenAI(ctx context.Context, req Request, hc *http.Client, secret st
 	if reasoning.Len() > 0 {
 		a.Reasoning = []Part{{Type: PartReasoning, Text: reasoning.String()}}
 	}
-	if late != nil {
-		return resp, late
-	}
-	if err := stream.Err(); err != nil {
-		return resp, err
-	}
-	if ctx.Err() != nil {
-		return resp, ctx.Err()
-	}
 	cap.mu.Lock()
 	sawDone := cap.sawDone
 	cap.mu.Unlock()
-	if a.FinishReason == "" && !sawDone {
-		if resp.Chunks == 0 {
-			return resp, &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
-		}
-		return resp, &Error{Stream: FaultCut, Message: errCut.Error() + " (no finish reason, no [DONE])", Partial: true}
+	if err := streamEnd(ctx, late, stream.Err(), resp.Chunks, a.FinishReason != "" || sawDone, "no finish reason, no [DONE]"); err != nil {
+		return resp, err
 	}
 	flush(true)
 	for _, b := range calls {

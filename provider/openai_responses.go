@@ -1,14 +1,13 @@
 package provider
 
 import (
+	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
@@ -101,11 +100,10 @@ type responsesTextConfig struct {
 }
 
 type responsesFormat struct {
-	Type        string          `json:"type"` // text | json_object | json_schema
-	Name        string          `json:"name,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Schema      json.RawMessage `json:"schema,omitempty"`
-	Strict      *bool           `json:"strict,omitempty"`
+	Type string `json:"type"` // text | json_object | json_schema
+	// A JSON schema's fields, beside the type here (Chat Completions nests them under
+	// json_schema); nil for text and json_object.
+	*openAIJSONSchema
 }
 
 type responsesReasoning struct {
@@ -146,24 +144,9 @@ func responsesBody(model string, t Turn, d *drops) responsesRequest {
 		body.Tools = append(body.Tools, responsesTool{Type: "function", Name: tool.Name, Description: tool.Description,
 			Parameters: schema, Strict: tool.Strict != nil && *tool.Strict})
 	}
-	if len(body.Tools) > 0 {
-		if c := t.ToolChoice; c != nil {
-			switch c.Type {
-			case ToolChoiceNamed:
-				body.ToolChoice = responsesNamedChoice{Type: "function", Name: c.Name}
-			default:
-				body.ToolChoice = c.Type
-			}
-		}
-		body.ParallelToolCalls = t.ParallelToolCalls
-	} else {
-		if t.ToolChoice != nil {
-			d.add("toolChoice")
-		}
-		if t.ParallelToolCalls != nil {
-			d.add("parallelToolCalls")
-		}
-	}
+	body.ToolChoice, body.ParallelToolCalls = openAIToolControls(t, len(body.Tools) > 0, d, func(name string) any {
+		return responsesNamedChoice{Type: "function", Name: name}
+	})
 
 	p := t.Params
 	body.Temperature, body.TopP, body.MaxOutputTokens = p.Temperature, p.TopP, p.MaxTokens
@@ -171,30 +154,12 @@ func responsesBody(model string, t Turn, d *drops) responsesRequest {
 	if len(p.Stop) > 0 {
 		d.add("params.stop")
 	}
-	if p.Seed != nil {
-		d.add("params.seed")
-	}
-	if p.PresencePenalty != nil {
-		d.add("params.presencePenalty")
-	}
-	if p.FrequencyPenalty != nil {
-		d.add("params.frequencyPenalty")
-	}
+	dropSeedAndPenalties(p, d)
 	if f := p.ResponseFormat; f != nil {
-		format := responsesFormat{Type: f.Type}
-		if f.Type == FormatJSONSchema {
-			format.Name, format.Description, format.Schema, format.Strict = f.Name, f.Description, rawJSON(f.Schema), f.Strict
-			if format.Name == "" {
-				format.Name = jsonOutputName
-			}
-		}
-		body.Text = &responsesTextConfig{Format: format}
+		body.Text = &responsesTextConfig{Format: responsesFormat{Type: f.Type, openAIJSONSchema: openAISchema(f)}}
 	}
-	switch {
-	case p.ReasoningEffort != "":
-		body.Reasoning = &responsesReasoning{Effort: p.ReasoningEffort}
-	case p.ThinkingBudget != nil && *p.ThinkingBudget > 0:
-		body.Reasoning = &responsesReasoning{Effort: ReasoningEffort(*p.ThinkingBudget)}
+	if effort := openAIEffort(p); effort != "" {
+		body.Reasoning = &responsesReasoning{Effort: effort}
 	}
 	return body
 }
@@ -273,6 +238,12 @@ func responsesInput(msgs []Message, d *drops) (items []any, carriesReasoning boo
 // responsesContent is a user, system or developer message's content: text, and images in a user
 // message only.
 func responsesContent(parts []Part, role string, d *drops) []any {
+	return responsesInputParts(parts, role == RoleUser, "messages.content.", inRole(role), d)
+}
+
+// responsesInputParts are parts as input content, a message's or a tool result's alike: text, and
+// images where images; any other part goes, noted as dropPrefix + its type + dropSuffix.
+func responsesInputParts(parts []Part, images bool, dropPrefix, dropSuffix string, d *drops) []any {
 	var out []any
 	for _, p := range parts {
 		if len(p.CacheControl) > 0 {
@@ -281,10 +252,10 @@ func responsesContent(parts []Part, role string, d *drops) []any {
 		switch {
 		case p.Type == PartText:
 			out = append(out, responsesText{Type: "input_text", Text: p.Text})
-		case p.Type == PartImage && role == RoleUser:
+		case p.Type == PartImage && images:
 			out = append(out, responsesImagePart(p))
 		default:
-			d.add("messages.content." + p.Type + inRole(role))
+			d.add(dropPrefix + p.Type + dropSuffix)
 		}
 	}
 	return out
@@ -300,43 +271,20 @@ func responsesToolOutput(p Part, d *drops) responsesFunctionOutput {
 	if len(p.CacheControl) > 0 {
 		d.add("messages.content.cacheControl")
 	}
-	var parts []any
-	images := false
-	for _, r := range p.Result {
-		if len(r.CacheControl) > 0 {
-			d.add("messages.content.cacheControl")
-		}
-		switch r.Type {
-		case PartText:
-			parts = append(parts, responsesText{Type: "input_text", Text: r.Text})
-		case PartImage:
-			parts = append(parts, responsesImagePart(r))
-			images = true
-		default:
-			d.add("messages.content.result." + r.Type)
-		}
-	}
+	parts := responsesInputParts(p.Result, true, "messages.content.result.", "", d)
 	out := responsesFunctionOutput{Type: "function_call_output", CallID: openAICallID(p.CallID), Output: PartsText(p.Result)}
-	if images {
+	if slices.ContainsFunc(p.Result, func(r Part) bool { return r.Type == PartImage }) {
 		out.Output = parts
 	}
 	return out
 }
 
 func responsesImagePart(p Part) responsesImage {
-	url := p.URL
-	if len(p.Data) > 0 {
-		mt := p.MediaType
-		if mt == "" {
-			mt = SniffImage(p.Data)
-		}
-		url = "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
-	}
 	detail := p.Detail
 	if detail == "" {
 		detail = "auto"
 	}
-	return responsesImage{Type: "input_image", ImageURL: url, Detail: detail}
+	return responsesImage{Type: "input_image", ImageURL: imageURL(p), Detail: detail}
 }
 
 // responsesEvent is the part of a Responses stream event an answer needs.
@@ -420,13 +368,6 @@ type eventError struct{ raw []byte }
 func (e eventError) Error() string   { return "error event: " + string(e.raw) }
 func (e eventError) RawJSON() string { return string(e.raw) }
 
-// responsesCall assembles one function call item.
-type responsesCall struct {
-	callID, name string
-	args         strings.Builder
-	sent         bool
-}
-
 // responsesThought assembles one reasoning item's streamed text.
 type responsesThought struct {
 	text  strings.Builder
@@ -440,17 +381,17 @@ type responsesThought struct {
 type responsesAssembly struct {
 	em       *emitter
 	answer   *Answer
-	calls    map[string]*responsesCall    // by item id
-	order    []*responsesCall             // in the order they began
+	calls    map[string]*toolCallBuilder  // function call items, by item id
+	order    []*toolCallBuilder           // in the order they began
 	thoughts map[string]*responsesThought // by item id
 	texts    map[string]int               // bytes of text handed out, by message item id
 	late     error
 }
 
-func (a *responsesAssembly) call(id string) *responsesCall {
+func (a *responsesAssembly) call(id string) *toolCallBuilder {
 	c := a.calls[id]
 	if c == nil {
-		c = &responsesCall{}
+		c = &toolCallBuilder{}
 		a.calls[id] = c
 		a.order = append(a.order, c)
 	}
@@ -488,7 +429,7 @@ func (a *responsesAssembly) reason(id string, index int, s string) {
 
 func (a *responsesAssembly) arguments(id, s string) {
 	c := a.call(id)
-	if c.sent {
+	if c.sent != nil {
 		if strings.TrimSpace(s) != "" {
 			a.late = lateArguments()
 		}
@@ -499,14 +440,10 @@ func (a *responsesAssembly) arguments(id, s string) {
 }
 
 // send hands a call out, once.
-func (a *responsesAssembly) send(c *responsesCall) {
-	if c.sent {
-		return
+func (a *responsesAssembly) send(c *toolCallBuilder) {
+	if c.sent == nil {
+		a.answer.ToolCalls = append(a.answer.ToolCalls, c.send(a.em))
 	}
-	c.sent = true
-	call := ToolCall{ID: orNewCallID(c.callID), Name: c.name, Arguments: orEmptyObject(c.args.String())}
-	a.answer.ToolCalls = append(a.answer.ToolCalls, call)
-	a.em.emitCall(call)
 }
 
 // finish takes a whole item (output_item.done, or the terminal response's output): what of it
@@ -523,11 +460,11 @@ func (a *responsesAssembly) finish(it responsesOutputItem) {
 			id = it.CallID
 		}
 		c := a.call(id)
-		if c.sent {
+		if c.sent != nil {
 			return
 		}
-		if c.callID == "" {
-			c.callID = it.CallID
+		if c.id == "" {
+			c.id = it.CallID
 		}
 		if c.name == "" {
 			c.name = it.Name
@@ -565,7 +502,7 @@ func (a *responsesAssembly) end(kind string, r *responsesResponse) {
 		a.finish(it)
 	}
 	for _, c := range a.order {
-		if !c.sent && (c.callID != "" || c.name != "") {
+		if c.sent == nil && (c.id != "" || c.name != "") {
 			a.send(c) // cut short (an incomplete response): handed out as it stands, as Chat Completions does
 		}
 	}
@@ -597,12 +534,6 @@ func responsesFinish(incomplete bool, reason string, toolCalls bool) string {
 // completeResponses streams a response. The answer is final only at response.completed or
 // response.incomplete; response.failed and an error event are in-band errors.
 func completeResponses(ctx context.Context, req Request, hc *http.Client, secret string, clk *clock, em *emitter) (Response, error) {
-	client := openai.NewClient(
-		option.WithBaseURL(req.BaseURL),
-		option.WithAPIKey(secret),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0), // the workflow owns every retry
-	)
 	body := responsesBody(req.Model, req.Turn, nil)
 	if prefill := PrefillSent(req.Prefill); prefill != "" {
 		// No prefix flag on this wire: the answer so far as the final assistant message, or
@@ -617,19 +548,12 @@ func completeResponses(ctx context.Context, req Request, hc *http.Client, secret
 		body.Text = nil
 	}
 
-	opts := []option.RequestOption{option.WithHeader("Authorization", "Bearer "+secret)}
-	if req.Turn.Wire == WireResponses {
-		for _, kv := range extraFields(req.Turn.Extra, responsesOwnKeys, body, responsesOverridable) {
-			opts = append(opts, option.WithJSONSet(kv.path, kv.value))
-		}
-	}
-	var raw *http.Response
-	err := client.Post(ctx, "responses", body, &raw, opts...)
+	raw, err := openAIPost(ctx, req, hc, secret, "responses", body, WireResponses, responsesOwnKeys, responsesOverridable)
 	dec := ssestream.NewDecoder(raw)
 	stream := ssestream.NewStream[responsesEvent](dec, err)
 	defer stream.Close()
 	var resp Response
-	a := &responsesAssembly{em: em, answer: &resp.Answer, calls: map[string]*responsesCall{},
+	a := &responsesAssembly{em: em, answer: &resp.Answer, calls: map[string]*toolCallBuilder{},
 		thoughts: map[string]*responsesThought{}, texts: map[string]int{}}
 	var failed error
 	ended := false
@@ -641,7 +565,7 @@ func completeResponses(ctx context.Context, req Request, hc *http.Client, secret
 		case "response.output_item.added":
 			if it := ev.Item; it != nil && it.Type == "function_call" {
 				c := a.call(it.ID)
-				c.callID, c.name = it.CallID, it.Name
+				c.id, c.name = it.CallID, it.Name
 				a.arguments(it.ID, it.Arguments)
 			}
 		case "response.output_text.delta", "response.refusal.delta":
@@ -654,7 +578,7 @@ func completeResponses(ctx context.Context, req Request, hc *http.Client, secret
 			a.arguments(ev.ItemID, ev.Delta)
 		case "response.function_call_arguments.done":
 			c := a.call(ev.ItemID)
-			if !c.sent && c.callID != "" && c.name != "" {
+			if c.sent == nil && c.id != "" && c.name != "" {
 				if ev.Arguments != nil {
 					c.args.Reset()
 					c.args.WriteString(*ev.Arguments)
@@ -675,25 +599,7 @@ func completeResponses(ctx context.Context, req Request, hc *http.Client, secret
 		}
 	}
 	resp.Answer.Text = em.text.String()
-	switch {
-	case a.late != nil:
-		return resp, a.late
-	case failed != nil:
-		return resp, failed
-	}
-	if err := stream.Err(); err != nil {
-		return resp, err
-	}
-	if ctx.Err() != nil {
-		return resp, ctx.Err()
-	}
-	if !ended {
-		if resp.Chunks == 0 {
-			return resp, &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
-		}
-		return resp, &Error{Stream: FaultCut, Message: errCut.Error() + " (no response.completed)", Partial: true}
-	}
-	return resp, nil
+	return resp, streamEnd(ctx, cmp.Or(a.late, failed), stream.Err(), resp.Chunks, ended, "no response.completed")
 }
 
 // failedResponse is response.failed's error object, as an in-band error.

@@ -1,17 +1,14 @@
 package provider_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
@@ -429,46 +426,14 @@ func TestResponsesPrefill(t *testing.T) {
 // A streamed 1,000-token answer through the Responses adapter, as BenchmarkStream1000Tokens does
 // for the other two: overhead-ns/chunk is what the adapter adds to a plain read of the stream.
 func BenchmarkResponsesStream1000Tokens(b *testing.B) {
-	text := strings.TrimSpace(strings.Repeat("token ", 1000))
-	fp := fakeprovider.New([]fakeprovider.Rule{{Respond: []fakeprovider.Response{{Text: text}}}}, nil)
-	if err := fp.Start("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	defer fp.Close()
+	fp := benchFake(b)
 	req := provider.Request{Provider: "openai", API: provider.APIOpenAIResponses, Model: "m", BaseURL: fp.BaseURL("openai", false),
 		Credential: provider.Credential{Key: "sk-bench"}, Turn: provider.TextTurn("go")}
-	var adapter, raw time.Duration
-	chunks := 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		resp, err := provider.Complete(context.Background(), req)
-		adapter += time.Since(t0)
-		if err != nil || len(resp.Answer.Text) != len(text) {
-			b.Fatalf("%v (%d bytes)", err, len(resp.Answer.Text))
-		}
-		chunks += resp.Chunks
-		t1 := time.Now()
-		r, err := http.Post(fp.BaseURL("openai", false)+"/responses", "application/json", strings.NewReader(`{"model":"m","stream":true,"input":"go"}`))
-		if err != nil {
-			b.Fatal(err)
-		}
-		sc := bufio.NewScanner(r.Body)
-		var ev struct {
-			Type  string `json:"type"`
-			Delta string `json:"delta"`
-		}
-		for sc.Scan() {
-			if data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: ")); ok {
-				_ = json.Unmarshal(data, &ev)
-			}
-		}
-		r.Body.Close()
-		raw += time.Since(t1)
+	var ev struct {
+		Type  string `json:"type"`
+		Delta string `json:"delta"`
 	}
-	b.ReportMetric(float64(adapter.Nanoseconds())/float64(chunks), "ns/chunk")
-	b.ReportMetric(float64((adapter-raw).Nanoseconds())/float64(chunks), "overhead-ns/chunk")
+	benchStream(b, req, fp.BaseURL("openai", false)+"/responses", `{"model":"m","stream":true,"input":"go"}`, &ev)
 }
 
 func TestResponsesOddStreams(t *testing.T) {

@@ -395,6 +395,25 @@ func lateArguments() *Error {
 	return &Error{Stream: FaultMalformed, Message: "a tool call's arguments went on after the call was complete", Partial: true}
 }
 
+// streamEnd is the outcome of a stream read to its end, alike on every wire: an error its events
+// carried (inBand), else the stream's, else the attempt's; else a stream that never reached its
+// terminator (ended; missing names it) is empty or cut, never a truncated success.
+func streamEnd(ctx context.Context, inBand, streamErr error, chunks int, ended bool, missing string) error {
+	switch {
+	case inBand != nil:
+		return inBand
+	case streamErr != nil:
+		return streamErr
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case ended:
+		return nil
+	case chunks == 0:
+		return &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
+	}
+	return &Error{Stream: FaultCut, Message: errCut.Error() + " (" + missing + ")", Partial: true}
+}
+
 // clock drives the watchdog from what the stream does.
 type clock struct {
 	w       *watchdog
@@ -771,6 +790,30 @@ func (d *drops) add(field string) {
 	}
 	d.seen[field] = true
 	d.list = append(d.list, field)
+}
+
+// dropToolControls notes a tool choice and a parallel-calls flag that do not go: with no tool sent,
+// they have nothing to govern.
+func dropToolControls(t Turn, d *drops) {
+	if t.ToolChoice != nil {
+		d.add("toolChoice")
+	}
+	if t.ParallelToolCalls != nil {
+		d.add("parallelToolCalls")
+	}
+}
+
+// dropSeedAndPenalties notes the sampling controls only Chat Completions has.
+func dropSeedAndPenalties(p Params, d *drops) {
+	if p.Seed != nil {
+		d.add("params.seed")
+	}
+	if p.PresencePenalty != nil {
+		d.add("params.presencePenalty")
+	}
+	if p.FrequencyPenalty != nil {
+		d.add("params.frequencyPenalty")
+	}
 }
 
 // Dropped lists the fields of a turn that a wire (APIOpenAICompletions, APIOpenAIResponses or
