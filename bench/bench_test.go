@@ -41,8 +41,9 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"happy_ratio": "<=", "failover_ratio": "<=", "outage_primary_attempts": "<=", "silent_failover_s": "<=",
-		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "throughput_ratio": ">=", "floor_rps": "",
-		"floor_p50_ms": "", "p99_overhead_ms": "", "worker_rss_mb": "<=", "ttft_ratio": "<=", "events_streamed": "<=", "serve_happy_ratio": "<="}
+		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "throughput_ratio": ">=", "engine_ratio": ">=",
+		"floor_rps": "", "floor_p50_ms": "", "floor_regular_rps": "", "floor_regular_p50_ms": "", "p99_overhead_ms": "",
+		"worker_rss_mb": "<=", "ttft_ratio": "<=", "events_streamed": "<=", "serve_happy_ratio": "<="}
 	if len(res.Figures) != len(want) {
 		t.Errorf("%d figures, want %d", len(res.Figures), len(want))
 	}
@@ -75,12 +76,16 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 	if f, _ := res.Figure("outage_primary_attempts"); f.Value < 1 || res.Raw["outage_primary_calls"] < f.Value {
 		t.Errorf("outage: %v attempts, %v calls", f.Value, res.Raw["outage_primary_calls"])
 	}
-	// The engine floor ran beside the replies, and the ratio is the replies' rate over its rate.
-	floor, _ := res.Figure("floor_rps")
+	// Both engine floors ran beside the replies, and each ratio is the replies' rate over its
+	// floor's rate: throughput_ratio over the regular-activity floor, engine_ratio over the local one.
 	rps, _ := res.Figure("throughput_rps")
-	ratio, _ := res.Figure("throughput_ratio")
-	if floor.Value <= 0 || res.Raw["floor_p50_ms"] <= 0 || ratio.Value != rps.Value/floor.Value {
-		t.Errorf("floor %v/s (p50 %v ms), replies %v/s, ratio %v", floor.Value, res.Raw["floor_p50_ms"], rps.Value, ratio.Value)
+	for _, c := range []struct{ floor, ratio string }{{"floor_regular", "throughput_ratio"}, {"floor", "engine_ratio"}} {
+		floor, _ := res.Figure(c.floor + "_rps")
+		p50, _ := res.Figure(c.floor + "_p50_ms")
+		ratio, _ := res.Figure(c.ratio)
+		if floor.Value <= 0 || p50.Value <= 0 || res.Raw[c.floor+"_p50_ms"] <= 0 || ratio.Value <= 0 || ratio.Value != rps.Value/floor.Value {
+			t.Errorf("%s %v/s (p50 %v ms), replies %v/s, %s %v", c.floor, floor.Value, p50.Value, rps.Value, c.ratio, ratio.Value)
+		}
 	}
 	if f, _ := res.Figure("worker_rss_mb"); f.Value <= 0 {
 		t.Errorf("worker RSS %v", f.Value)

@@ -34,12 +34,28 @@ func (b *bench) throughput(ctx context.Context) (float64, error) {
 	return rps, nil
 }
 
-// The engine floor: the cheapest workflow baton could possibly be (start, one local activity
-// that does nothing, complete), run by a worker in the bench process on its own task queue.
-const (
-	floorTaskQueue    = "baton-bench-floor"
-	floorWorkflowName = "BenchFloor"
-	floorActivityName = "BenchFloorNoop"
+// The engine floors: the cheapest workflows a reply could be, each run by a worker in the bench
+// process on its own task queue, only for its phase, and started as the replies are. The
+// local-activity floor (start, one no-op local activity, complete: one workflow task) is the
+// engine's absolute limit. The regular-activity floor (start, one no-op activity, complete: two
+// workflow tasks around it) has a reply's shape: a reply's attempt is a regular activity so that a
+// long stream stays cancellable and switchable, so this floor is the fair one for baton's own cost.
+const floorActivityName = "BenchFloorNoop"
+
+type engineFloor struct {
+	kind      string // raw's prefix: KIND_p50_ms, KIND_wall_ms, …
+	idPrefix  string // of its workflow IDs
+	what      string // for the progress line
+	taskQueue string
+	name      string // its workflow type
+	workflow  func(workflow.Context) error
+}
+
+var (
+	localFloor = engineFloor{kind: "floor", idPrefix: "bench-floor", what: "one no-op local activity",
+		taskQueue: "baton-bench-floor", name: "BenchFloor", workflow: floorWorkflow}
+	regularFloor = engineFloor{kind: "floor_regular", idPrefix: "bench-floor-regular", what: "one no-op regular activity",
+		taskQueue: "baton-bench-floor-regular", name: "BenchFloorRegular", workflow: floorRegularWorkflow}
 )
 
 func floorWorkflow(ctx workflow.Context) error {
@@ -47,37 +63,44 @@ func floorWorkflow(ctx workflow.Context) error {
 	return workflow.ExecuteLocalActivity(ctx, floorActivityName).Get(ctx, nil)
 }
 
+// floorRegularWorkflow schedules its activity on the workflow's task queue, as a reply schedules
+// its attempt, so the worker that completes the workflow task starts it eagerly, as baton-worker does.
+func floorRegularWorkflow(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	return workflow.ExecuteActivity(ctx, floorActivityName).Get(ctx, nil)
+}
+
 func floorNoop(context.Context) error { return nil }
 
-// floor starts InFlight floor workflows at once, as throughput starts the replies, and waits for
-// all of them: their rate, and raw floor_p50_ms, floor_p99_ms. Its worker runs only for this phase.
-func (b *bench) floor(ctx context.Context) (float64, error) {
-	b.progress("engine floor: %d workflows of one no-op local activity in flight at once (a worker in this process)", b.opts.InFlight)
-	w := worker.New(b.c, floorTaskQueue, worker.Options{})
-	w.RegisterWorkflowWithOptions(floorWorkflow, workflow.RegisterOptions{Name: floorWorkflowName})
+// floor starts InFlight workflows of f at once, as throughput starts the replies, and waits for
+// all of them: their rate, and raw KIND_p50_ms, KIND_p99_ms. Its worker runs only for this phase.
+func (b *bench) floor(ctx context.Context, f engineFloor) (float64, error) {
+	b.progress("engine floor: %d workflows of %s in flight at once (a worker in this process)", b.opts.InFlight, f.what)
+	w := worker.New(b.c, f.taskQueue, worker.Options{})
+	w.RegisterWorkflowWithOptions(f.workflow, workflow.RegisterOptions{Name: f.name})
 	w.RegisterActivityWithOptions(floorNoop, activity.RegisterOptions{Name: floorActivityName})
 	if err := w.Start(); err != nil {
-		return 0, fmt.Errorf("starting the floor's worker: %w", err)
+		return 0, fmt.Errorf("starting the %s worker: %w", f.kind, err)
 	}
 	defer w.Stop()
 	// Warm up as the replies were: the first workflow pays for the task queue and the worker's
 	// first polls.
-	run, err := b.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-floor-warm-%d", time.Now().UnixNano()),
-		TaskQueue: floorTaskQueue}, floorWorkflowName)
+	run, err := b.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("%s-warm-%d", f.idPrefix, time.Now().UnixNano()),
+		TaskQueue: f.taskQueue}, f.name)
 	if err == nil {
 		err = run.Get(ctx, nil)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("a floor workflow: %w", err)
+		return 0, fmt.Errorf("a %s workflow: %w", f.kind, err)
 	}
 	stamp := time.Now().UnixNano()
-	rps, lat, err := b.load(ctx, "floor", func(i int) (client.StartWorkflowOptions, string, []any) {
-		return client.StartWorkflowOptions{ID: fmt.Sprintf("bench-floor-%d-%d", i, stamp), TaskQueue: floorTaskQueue}, floorWorkflowName, nil
+	rps, lat, err := b.load(ctx, f.kind, func(i int) (client.StartWorkflowOptions, string, []any) {
+		return client.StartWorkflowOptions{ID: fmt.Sprintf("%s-%d-%d", f.idPrefix, i, stamp), TaskQueue: f.taskQueue}, f.name, nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	b.raw["floor_p50_ms"], b.raw["floor_p99_ms"] = p(lat, 50), p(lat, 99)
+	b.raw[f.kind+"_p50_ms"], b.raw[f.kind+"_p99_ms"] = p(lat, 50), p(lat, 99)
 	return rps, nil
 }
 

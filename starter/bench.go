@@ -23,7 +23,7 @@ func runBench(ctx context.Context, args []string, out, errOut io.Writer) int {
 	workerBin := fs.String("worker-bin", "", "the worker binary (default: baton-worker beside this binary)")
 	latency := fs.Duration("latency", 300*time.Millisecond, "latency of every healthy answer of the fake provider")
 	samples := fs.Int("samples", 20, "samples of each sequential measurement")
-	inFlight := fs.Int("in-flight", 1000, "replies in flight at once for throughput, and as many engine-floor workflows before them")
+	inFlight := fs.Int("in-flight", 1000, "replies in flight at once for throughput, and as many workflows of each engine floor (local and regular activity) before them")
 	outage := fs.Duration("outage", 60*time.Second, "how long the primary is down in the outage measurement")
 	every := fs.Duration("outage-every", time.Second, "one reply per this interval during the outage")
 	firstToken := fs.Duration("first-token-timeout", 5*time.Second, "the worker's first-token timeout during the run")
