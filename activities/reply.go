@@ -117,6 +117,9 @@ func (a *Activities) Attempt(ctx context.Context, req workflows.AttemptRequest) 
 		return out, err
 	}
 	a.keep(ctx, req, out) // before reporting: a report lost with its worker or server loses no answer
+	if out.OK {
+		a.handOver(req, out)
+	}
 	if policy.WillRetry(out, req.Retries, req.RetryMaxWait) || out.Mismatch || out.PrefillRejected {
 		// Retried in place, or (a continuation's mismatch, a refused prefill) not the profile's
 		// doing: nothing is recorded against it.
@@ -149,6 +152,27 @@ func (a *Activities) Attempt(ctx context.Context, req workflows.AttemptRequest) 
 		awaitServer(ctx)
 	}
 	return out, nil
+}
+
+// handOver gives the caller its whole answer as soon as it is kept (answer first): the reply's
+// bookkeeping (usage stats, the end of the turn, its report and completion) follows without the
+// caller waiting on it, and a run again after a lost worker returns the kept answer without
+// calling the provider. The answer is the reply's as the workflow makes it on a success: the text
+// the caller held before, this attempt's, and the cut attempts' billing.
+func (a *Activities) handOver(req workflows.AttemptRequest, out policy.AttemptOutcome) {
+	stream, ok := a.Streams.Get(req.StreamKey)
+	if !ok {
+		return
+	}
+	calls, reasoning, err := provider.DecodeAnswerContent(out.ToolCalls, out.Reasoning)
+	if err != nil {
+		return // the caller gets it from the reply's result
+	}
+	model := req.Provider + "/" + req.Model
+	stream.Send(live.Delta{Model: model, Final: &live.Final{Model: model, Attempts: req.Before + 1, FallbackReason: string(req.FallbackReason),
+		Answer: provider.Answer{Text: req.Prefill + out.Text, ToolCalls: calls, Reasoning: reasoning, FinishReason: out.FinishReason,
+			Usage: provider.Usage{Input: out.Input + req.HeldBilledInput, Output: out.Output + req.HeldBilledOutput,
+				CachedInput: out.CachedInput, Reasoning: out.ReasoningOutput}}}})
 }
 
 // awaitServer holds a finished attempt until its server answers, for up to the heartbeat

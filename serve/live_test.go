@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/batonhq/baton/lab/fakeprovider"
@@ -284,5 +288,54 @@ func TestServeShedsWhatItCannotStartWithA429(t *testing.T) {
 	}
 	if resp, _ := testsuite.Post(t, tw.h.URL+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"third"}]}`, nil); resp.StatusCode != 200 {
 		t.Errorf("the slot was not given back: %d", resp.StatusCode)
+	}
+}
+
+// Answer first: the caller's last byte leaves before the reply's completion event (the history's
+// clock and the client's are this machine's), streamed and not; the bookkeeping still completes.
+func TestTheCallerHasTheAnswerBeforeTheReplyCompletes(t *testing.T) {
+	tw := newLiveWorld(t, liveConfig, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "whole and kept", Usage: &fakeprovider.Usage{Input: 5, Output: 3}}}}})
+	c := testsuite.SharedServer(t).Client()
+	for _, stream := range []bool{false, true, false, true} {
+		resp, err := http.Post(tw.h.URL+"/v1/chat/completions", "application/json",
+			strings.NewReader(fmt.Sprintf(`{"model":"openai/gpt-5","stream":%v,"messages":[{"role":"user","content":"x"}]}`, stream)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		lastByte := time.Now()
+		resp.Body.Close()
+		if !strings.Contains(string(body), "whole and kept") && !strings.Contains(string(body), "kept") {
+			t.Fatalf("stream %v: %s", stream, body)
+		}
+		attempts := resp.Header.Get("x-baton-attempts")
+		if stream {
+			attempts = resp.Trailer.Get("x-baton-attempts")
+		}
+		if attempts != "1" {
+			t.Errorf("stream %v: attempts %q", stream, attempts)
+		}
+		var res policy.ReplyResult
+		run := c.GetWorkflow(context.Background(), resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id"))
+		if err := run.Get(context.Background(), &res); err != nil || res.Text != "whole and kept" {
+			t.Fatalf("stream %v: the reply ended %v %q", stream, err, res.Text)
+		}
+		it := c.GetWorkflowHistory(context.Background(), run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if completed := ev.GetEventTime().AsTime(); !lastByte.Before(completed) {
+			t.Errorf("stream %v: the caller's last byte at %s, the reply completed at %s: the answer waited for the bookkeeping",
+				stream, lastByte.Format(time.StampMicro), completed.Format(time.StampMicro))
+		}
+	}
+	// The bookkeeping happened, once per reply.
+	ps, _ := tw.Store.ListProfiles(context.Background(), "main")
+	for _, p := range ps {
+		if p.ID == "openai:a" && (p.Stats.LastUsed.IsZero() || p.Stats.ErrorCount != 0) {
+			t.Errorf("%s: %+v", p.ID, p.Stats)
+		}
 	}
 }

@@ -356,8 +356,8 @@ func (s *server) turnDecoded(w http.ResponseWriter, r *http.Request, d door, req
 		done <- o
 	}()
 	var ready <-chan struct{}
-	if stream != nil && wr.Stream {
-		ready = stream.Ready()
+	if stream != nil {
+		ready = stream.Ready() // a streamed caller's deltas; any caller's whole answer (answer first)
 	}
 	var out *liveOut // the answer's stream in the caller's wire, begun at the first delta
 	fail := func(e *wire.Error) {
@@ -377,12 +377,20 @@ func (s *server) turnDecoded(w http.ResponseWriter, r *http.Request, d door, req
 	for {
 		select {
 		case <-ready:
-			if deltas := stream.Take(); len(deltas) > 0 {
+			deltas := stream.Take()
+			if wr.Stream && len(deltas) > 0 {
 				before := sent.n
 				out = s.forward(sent, d, wr, run.GetRunID(), out, deltas, flush)
 				if sent.n != before {
 					idle.Reset(s.keepAliveEvery())
 				}
+			}
+			if f := finalIn(deltas); f != nil {
+				// The answer is whole and kept: the caller has it now, the reply's bookkeeping
+				// goes on without it (docs/DECISIONS.md: answer first).
+				answerHeaders(w.Header(), f.Model, f.Attempts, f.FallbackReason)
+				answerCaller(w, d, wr, run.GetRunID(), out, f.Model, f.Answer)
+				return
 			}
 		case <-keepAlive:
 			_ = d.keepAlive(w) // a caller gone is heard of through its context
@@ -401,14 +409,9 @@ func (s *server) turnDecoded(w http.ResponseWriter, r *http.Request, d door, req
 				return
 			}
 			res := o.res
-			attemptHeaders(w.Header(), res)
-			reply := wire.Reply{ID: run.GetRunID(), Model: res.Served.Provider + "/" + res.Served.Model, Created: time.Now().Unix(), Answer: o.answer}
-			if out == nil {
-				// A session's turns share the workflow ID (its lane): the run names the answer.
-				d.answer(w, reply, wr)
-				return
-			}
-			out.finish(reply.Answer, reply.Model)
+			model := res.Served.Provider + "/" + res.Served.Model
+			answerHeaders(w.Header(), model, len(res.Attempts), string(policy.LastReason(res.Attempts)))
+			answerCaller(w, d, wr, run.GetRunID(), out, model, o.answer)
 			return
 		case <-ctx.Done():
 			if r.Context().Err() != nil {
@@ -511,20 +514,35 @@ func (s *server) abort(run client.WorkflowRun) {
 	}
 }
 
-// attemptHeaders names how many attempts the reply made, why it failed over and the candidate that
-// finished the answer (as trailers on a live stream, whose headers went out before the reply ended).
-func attemptHeaders(h http.Header, res policy.ReplyResult) {
-	attempts := res.Attempts
-	if res.Served.Provider != "" {
-		h.Set("x-baton-model", res.Served.Provider+"/"+res.Served.Model)
+// answerHeaders name the candidate that finished the answer, how many attempts the reply made
+// and why it failed over (as trailers on a live stream, whose headers went out before the reply
+// ended).
+func answerHeaders(h http.Header, model string, attempts int, fallbackReason string) {
+	if model != "/" && model != "" {
+		h.Set("x-baton-model", model)
 	}
-	h.Set("x-baton-attempts", strconv.Itoa(len(attempts)))
-	for _, a := range attempts {
-		if a.Result == policy.ResultFailed || a.Result == policy.ResultSkipped {
-			h.Set("x-baton-fallback-reason", string(policy.LastReason(attempts)))
-			return
-		}
+	h.Set("x-baton-attempts", strconv.Itoa(attempts))
+	if fallbackReason != "" {
+		h.Set("x-baton-fallback-reason", fallbackReason)
 	}
+}
+
+// answerCaller sends a finished answer: whole, or the rest of a live stream and its end. A
+// session's turns share the workflow ID (its lane): the run names the answer.
+func answerCaller(w http.ResponseWriter, d door, wr wire.Request, runID string, out *liveOut, model string, a provider.Answer) {
+	if out == nil {
+		d.answer(w, wire.Reply{ID: runID, Model: model, Created: time.Now().Unix(), Answer: a}, wr)
+		return
+	}
+	out.finish(a, model)
+}
+
+// finalIn is the whole answer among deltas, if it came (it comes last).
+func finalIn(deltas []live.Delta) *live.Final {
+	if n := len(deltas); n > 0 {
+		return deltas[n-1].Final
+	}
+	return nil
 }
 
 // liveOut is a caller's live stream and what has gone out on it.
@@ -544,6 +562,9 @@ type liveWriter interface {
 // beginning the wire's events at the first one: they name the candidate that sent it.
 func (s *server) forward(w http.ResponseWriter, d door, wr wire.Request, runID string, out *liveOut, deltas []live.Delta, flush func()) *liveOut {
 	for _, delta := range deltas {
+		if delta.Final != nil {
+			continue // the whole answer: its rest goes with the end (answerCaller)
+		}
 		if out == nil {
 			out = &liveOut{w: d.live(w, flush, runID, delta.Model, time.Now().Unix(), wr)}
 		}

@@ -3,6 +3,7 @@ package testsuite_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -356,6 +357,84 @@ func TestABackgroundResponseOutlivesItsServe(t *testing.T) {
 	for _, p := range mustProfiles(t, w) {
 		if p.Stats.ErrorCount != 0 || !p.Stats.CooldownUntil.IsZero() {
 			t.Errorf("%s was blamed for a lost serve: %+v", p.ID, p.Stats)
+		}
+	}
+}
+
+// Answer first, then a crash: serve hands the caller its whole answer, then dies before the
+// reply's bookkeeping (its recording of the outcome is held back by a lock on the profile's row,
+// on PostgreSQL). The reply finishes the bookkeeping once, on a worker, from the kept answer:
+// one provider call, the key credited and not blamed.
+func TestACrashBetweenTheAnswerAndTheBookkeepingCostsNothing(t *testing.T) {
+	url := testsuite.FreshPostgres(t)
+	creds := []store.Credential{{ID: "openai:a", Provider: "openai", Type: "api_key", Key: "sk-kill-book"}}
+	config := `{agents: {defaults: {model: {primary: "openai/gpt-5"}}}}`
+	w := testsuite.NewWorldOn(t, url, config, creds, []fakeprovider.Rule{
+		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{Text: "the whole answer, first"}}}})
+	cfgFile := filepath.Join(t.TempDir(), "openclaw.json5")
+	if err := os.WriteFile(cfgFile, []byte(strings.TrimSuffix(config, "}")+`, models: `+lab.ModelsConfig(w.Config.Get())+`}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := testsuite.SharedServer(t)
+	env := []string{"TEMPORAL_ADDRESS=" + srv.HostPort(), "BATON_TASK_QUEUE=" + testsuite.TaskQueue(t), "BATON_STORE=" + url,
+		"BATON_CONFIG=" + cfgFile, "LOG_LEVEL=info", "BATON_SERVE_SHARED_WORKER=false"}
+	startWorkerProcess(t, env)
+	door, base := startServeProcess(t, env)
+
+	// Hold the profile's usage-stats row: the attempt's own recording waits on it.
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `INSERT INTO auth_stats (agent, profile_id, stats_json) VALUES ('main', 'openai:a', '') ON CONFLICT (agent, profile_id) DO NOTHING`); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback()
+	if _, err := lock.ExecContext(ctx, `SELECT stats_json FROM auth_stats WHERE agent = 'main' AND profile_id = 'openai:a' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"openai/gpt-5","user":"book","stream":true,"messages":[{"role":"user","content":"x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "data: [DONE]") || !strings.Contains(string(body), "first") {
+		t.Fatalf("the caller got %s", body)
+	}
+	// The caller holds the whole answer; the attempt still waits to record it.
+	if err := door.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = door.Process.Wait()
+	released := time.Now()
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	var res policy.ReplyResult
+	if err := srv.Client().GetWorkflow(wctx, resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id")).Get(wctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "the whole answer, first" || len(res.Attempts) != 1 || res.Attempts[0].Result != policy.ResultSucceeded {
+		t.Errorf("the reply ended %q after %q", res.Text, describe(res.Attempts))
+	}
+	if n := len(w.Fake.Calls()); n != 1 {
+		t.Errorf("%d provider calls, want 1: the kept answer is not bought again", n)
+	}
+	for _, p := range mustProfiles(t, w) {
+		if p.Stats.ErrorCount != 0 || !p.Stats.CooldownUntil.IsZero() || p.Stats.LastUsed.Before(released.Add(-time.Second)) {
+			t.Errorf("%s after the crash: %+v (released at %s): credited once, after it, and not blamed", p.ID, p.Stats, released.Format(time.StampMilli))
 		}
 	}
 }

@@ -42,19 +42,23 @@ func StartWorker(t testing.TB, c client.Client, taskQueue string, acts *activiti
 	return w
 }
 
-// StartServeWorkers starts what `baton serve` runs for w on the shared server: a worker of a
-// task queue of the test's own, and a front door's worker for its callers' live attempts (with
-// w's store, config and limits). It returns the queue and the door.
+// StartServeWorkers starts what `baton serve` runs for w on the shared server: a front door's
+// worker for its callers' live attempts (with w's store, config and limits), and a worker of a
+// task queue of the test's own whose attempts reach the door's callers too. It returns the queue
+// and the door.
 func StartServeWorkers(t testing.TB, w *World) (taskQueue string, door *node.Door) {
 	t.Helper()
 	srv := SharedServer(t)
 	taskQueue = TaskQueue(t)
-	StartWorker(t, srv.Client(), taskQueue, w.Acts)
 	n := &node.Node{Store: w.Store, Config: w.Config, Limits: w.Acts.Limits}
 	door, err := n.Door(srv.Client(), taskQueue)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(door.Stop)
+	// As serve's: an attempt of its caller that the shared worker runs hands its answer over too.
+	acts := *w.Acts
+	acts.Streams = door.Hub
+	StartWorker(t, srv.Client(), taskQueue, &acts)
 	return taskQueue, door
 }

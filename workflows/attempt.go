@@ -54,6 +54,8 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 			Now:          workflow.Now(ctx), FirstTokenTimeout: dl.FirstToken, IdleTimeout: r.state.IdleTimeout, ResponseTimeout: r.state.ResponseTimeout,
 			AttemptTimeout: dl.Attempt, MinTokensPerSecond: dl.MinTokensPerSecond, ThroughputGrace: dl.ThroughputGrace,
 			Retries: retries, RetryMaxWait: r.state.RetryMaxWait, OnSuccess: onSuccess,
+			Before: len(r.joined()), FallbackReason: policy.LastReason(r.joined()),
+			HeldBilledInput: r.held.BilledInput, HeldBilledOutput: r.held.BilledOutput,
 		})
 		var timeoutErr *temporal.TimeoutError
 		switch {

@@ -102,9 +102,16 @@ type AttemptRequest struct {
 	// ends the turn with OnSuccess, so that the reply spends no history events on them. An outcome
 	// the reply will retry in place (WillRetry) is not recorded: only the last failure of a route
 	// counts against the profile.
-	Retries      int             `json:"retries,omitempty"`      // same-candidate retries before this call
-	RetryMaxWait time.Duration   `json:"retryMaxWait,omitempty"` // the reply's retry budget
-	OnSuccess    *policy.TurnEnd `json:"onSuccess,omitempty"`
+	// What the caller's answer says of the reply when the attempt hands it over at once (answer
+	// first): the reply's attempts before this one, why it last failed over ("": it did not),
+	// and what the cut attempts it continues were billed.
+	Before           int             `json:"before,omitempty"`
+	FallbackReason   policy.Reason   `json:"fallbackReason,omitempty"`
+	HeldBilledInput  int64           `json:"heldBilledInput,omitempty"`
+	HeldBilledOutput int64           `json:"heldBilledOutput,omitempty"`
+	Retries          int             `json:"retries,omitempty"`      // same-candidate retries before this call
+	RetryMaxWait     time.Duration   `json:"retryMaxWait,omitempty"` // the reply's retry budget
+	OnSuccess        *policy.TurnEnd `json:"onSuccess,omitempty"`
 }
 
 // OutcomeRecord applies one attempt's outcome to its profile's usage stats.

@@ -24,6 +24,22 @@ type Delta struct {
 	ReasoningPart *provider.Part
 	// Model is the candidate (provider/model) whose stream it came from.
 	Model string
+	// Final, on the last delta of a reply, is its whole answer, handed over the moment the attempt
+	// has it and has kept it (answer first): the front door finishes its caller without waiting
+	// for the reply's bookkeeping. Nothing follows it.
+	Final *Final `json:",omitempty"`
+}
+
+// Final is a reply's whole answer as its caller gets it, and what the caller is told of the reply
+// at that moment.
+type Final struct {
+	Answer provider.Answer
+	// Model is the candidate (provider/model) that finished the answer.
+	Model string
+	// Attempts counts the reply's attempts, this one included; FallbackReason is why it last
+	// failed over ("": it did not).
+	Attempts       int
+	FallbackReason string
 }
 
 // Hub holds the streams of the callers this process serves.
@@ -81,10 +97,11 @@ type Stream struct {
 // Context is the caller's: done when the caller went away.
 func (s *Stream) Context() context.Context { return s.ctx }
 
-// Send appends a delta; false when the stream was closed or takes no deltas (Watch).
+// Send appends a delta; false when the stream was closed or takes no deltas (Watch: it takes
+// only the final one).
 func (s *Stream) Send(d Delta) bool {
 	s.mu.Lock()
-	if s.closed || s.quiet {
+	if s.closed || s.quiet && d.Final == nil {
 		s.mu.Unlock()
 		return false
 	}
