@@ -345,8 +345,9 @@ func (s *server) settle(ctx context.Context, rec responseRecord, run client.Work
 func settleReply(ctx context.Context, rs ResponseStore, key string, run client.WorkflowRun) *responseFinal {
 	var res policy.ReplyResult
 	err := run.Get(ctx, &res)
-	if ctx.Err() != nil {
-		return nil
+	var ended *temporal.WorkflowExecutionError
+	if ctx.Err() != nil || err != nil && !errors.As(err, &ended) {
+		return nil // the wait ended, not the reply: its end is for a later reader to write
 	}
 	f := responseFinal{Status: "completed", Model: res.Served.Provider + "/" + res.Served.Model}
 	var a provider.Answer
@@ -520,7 +521,8 @@ func (s *server) follow(ctx context.Context, w http.ResponseWriter, rec response
 		out.w.Error(&wire.Error{Status: http.StatusInternalServerError, Type: "server_error", Message: fmt.Sprintf("reading response %s: %v", id, err)})
 	case f != nil:
 		out.end(*f)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), ctx.Err() == nil:
+		// serve's --timeout, or Temporal could not be asked how the reply ended: it goes on.
 		e := stillRunning(id, s.timeout)
 		e.Message += fmt.Sprintf(" (from the event after %d)", out.w.(*wire.ResponsesStream).LastWritten())
 		out.w.Error(e)

@@ -147,6 +147,10 @@ func TestServeTracesAReplyAndAnswersHealthAndTheDurableWait(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(b, "traced") {
 		t.Fatalf("reply: %d %s", resp.StatusCode, b)
 	}
+	// The caller has its answer first; the reply's bookkeeping completes after it.
+	if err := srv.Client().GetWorkflow(context.Background(), resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id")).Get(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
 	// The durable wait reached the workflow's input.
 	hist, err := testsuite.FetchHistory(context.Background(), srv.Client(), resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id"))
 	if err != nil {
@@ -264,6 +268,10 @@ func TestAnUnstreamedCallerGetsAFreshFailoverForACutAnswer(t *testing.T) {
 	_ = json.Unmarshal(calls[len(calls)-1].Body, &sent)
 	if n := len(sent.Messages); n == 0 || sent.Messages[n-1].Role != "user" {
 		t.Errorf("the fallback was asked to continue a cut answer nobody held: %s", calls[len(calls)-1].Body)
+	}
+	// The caller has its answer first; the reply counts its fallback when it completes.
+	if err := srv.Client().GetWorkflow(context.Background(), resp.Header.Get("x-baton-workflow-id"), resp.Header.Get("x-baton-run-id")).Get(context.Background(), nil); err != nil {
+		t.Fatal(err)
 	}
 	_, metrics := get(t, base+"/metrics")
 	for _, want := range []string{`provider="openai",reason="timeout",result="failed"`, `provider="anthropic",reason="",result="succeeded"`, "baton_fallbacks_total"} {
