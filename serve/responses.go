@@ -522,8 +522,11 @@ func (s *server) follow(ctx context.Context, w http.ResponseWriter, rec response
 	case f != nil:
 		out.end(*f)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), ctx.Err() == nil:
-		// serve's --timeout, or Temporal could not be asked how the reply ended: it goes on.
+		// serve's --timeout, or Temporal could not say how the reply ended: it goes on, stored.
 		e := stillRunning(id, s.timeout)
+		if ctx.Err() == nil {
+			e.Message = "Temporal could not be asked how the reply ended; " + strings.SplitN(e.Message, "; ", 2)[1]
+		}
 		e.Message += fmt.Sprintf(" (from the event after %d)", out.w.(*wire.ResponsesStream).LastWritten())
 		out.w.Error(e)
 	}
