@@ -14,6 +14,9 @@ import (
 // The timeline gives each event's time after the first (the server's clock), and the time the
 // bench saw the answer after its start call (reply.took) when known.
 func (b *bench) events(ctx context.Context, r replied) ([]string, []string, error) {
+	// A caller through serve has its answer before the reply's bookkeeping ends (answer first):
+	// the history is read once the reply completed, however it ended.
+	_ = b.c.GetWorkflow(ctx, r.id, r.runID).Get(ctx, nil)
 	h, err := history.Fetch(ctx, b.c, r.id, r.runID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("history of %s: %w", r.id, err)
