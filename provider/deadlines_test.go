@@ -174,6 +174,7 @@ func TestTheThroughputFloor(t *testing.T) {
 			r.FirstTokenTimeout, r.IdleTimeout = 3*time.Second, 3*time.Second
 		}
 		t.Run(api+"/a stream that crawls fails as too_slow", func(t *testing.T) {
+			t.Parallel() // each plays its own server; the clocks are long beside a busy machine
 			// 4 bytes (about a token) every 100 ms: about 10 tokens/s for 4 s.
 			url := play(t, steps([]step{{0, w.head()}}, pieces(40, 100*time.Millisecond, func(int) string { return w.text("abc ") }),
 				[]step{{0, w.finish(false)}}))
@@ -183,6 +184,7 @@ func TestTheThroughputFloor(t *testing.T) {
 			}
 		})
 		t.Run(api+"/a brisk stream answers", func(t *testing.T) {
+			t.Parallel() // each plays its own server; the clocks are long beside a busy machine
 			url := play(t, steps([]step{{0, w.head()}}, pieces(10, 100*time.Millisecond, func(int) string { return w.text(long) }),
 				[]step{{0, w.finish(false)}}))
 			resp, e, _ := timed(t, api, url, floor)
@@ -191,6 +193,7 @@ func TestTheThroughputFloor(t *testing.T) {
 			}
 		})
 		t.Run(api+"/reasoning counts", func(t *testing.T) {
+			t.Parallel() // each plays its own server; the clocks are long beside a busy machine
 			url := play(t, steps([]step{{0, w.head()}}, pieces(10, 100*time.Millisecond, func(int) string { return w.reasoning(long) }),
 				[]step{{0, w.text("done") + w.finish(false)}}))
 			resp, e, _ := timed(t, api, url, floor)
@@ -199,6 +202,7 @@ func TestTheThroughputFloor(t *testing.T) {
 			}
 		})
 		t.Run(api+"/a tool call's arguments count as they stream", func(t *testing.T) {
+			t.Parallel() // each plays its own server; the clocks are long beside a busy machine
 			args := pieces(10, 100*time.Millisecond, func(int) string { return w.toolArgs(long) })
 			url := play(t, steps([]step{{0, w.head() + w.toolStart() + w.toolArgs(`{"s":"`)}}, args,
 				[]step{{0, w.toolArgs(`"}`) + w.finish(true)}}))
@@ -208,6 +212,7 @@ func TestTheThroughputFloor(t *testing.T) {
 			}
 		})
 		t.Run(api+"/the floor's clock starts at the answer's first piece, not at the headers", func(t *testing.T) {
+			t.Parallel() // each plays its own server; the clocks are long beside a busy machine
 			// A second of thinking in silence (Anthropic: after message_start), then a brisk answer.
 			url := play(t, steps([]step{{0, w.head()}, {time.Second, ""}}, pieces(5, 50*time.Millisecond, func(int) string { return w.text(long) }),
 				[]step{{0, w.finish(false)}}))
@@ -217,6 +222,7 @@ func TestTheThroughputFloor(t *testing.T) {
 			}
 		})
 		t.Run(api+"/no floor, no judgement", func(t *testing.T) {
+			t.Parallel() // each plays its own server; the clocks are long beside a busy machine
 			url := play(t, steps([]step{{0, w.head()}}, pieces(8, 100*time.Millisecond, func(int) string { return w.text("a") }),
 				[]step{{0, w.finish(false)}}))
 			resp, e, _ := timed(t, api, url, func(r *provider.Request) { r.ThroughputGrace = time.Millisecond })
@@ -243,6 +249,7 @@ func TestReasoningIsAFirstToken(t *testing.T) {
 	for _, c := range cases {
 		w := sseWire{c.api}
 		t.Run(c.name+"/thinking past the first-token timeout answers", func(t *testing.T) {
+			t.Parallel() // each plays its own server; the clocks are long beside a busy machine
 			// The first-token timeout is 500 ms; the answer's text comes 1.2 s after the reasoning.
 			url := play(t, []step{{0, c.first}, {1200 * time.Millisecond, w.text("42") + w.finish(false)}})
 			var reasoning strings.Builder
@@ -255,6 +262,7 @@ func TestReasoningIsAFirstToken(t *testing.T) {
 			}
 		})
 		t.Run(c.name+"/a silence after reasoning is a stall", func(t *testing.T) {
+			t.Parallel() // each plays its own server; the clocks are long beside a busy machine
 			url := play(t, []step{{0, c.first}, {3 * time.Second, w.text("late") + w.finish(false)}})
 			_, e, took := timed(t, c.api, url, func(r *provider.Request) {
 				r.FirstTokenTimeout, r.IdleTimeout = 2*time.Second, 400*time.Millisecond
