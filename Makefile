@@ -38,7 +38,7 @@ workflowcheck: $(WORKFLOWCHECK)
 # The fast loop (under two minutes on a warm cache): vet, workflowcheck and every test that needs
 # no Temporal server and no PostgreSQL (-short skips those; `make test` runs everything).
 check: vet workflowcheck
-	$(GO) test -short -count=1 ./...
+	$(GO) test -short -count=1 -parallel 8 ./...   # the clock tests mostly wait: more of them side by side
 
 # The store suite runs against SQLite and a real PostgreSQL that scripts/test-postgres.sh
 # provides (installing and starting it on 127.0.0.1 when needed).

@@ -126,6 +126,7 @@ func steps(parts ...[]step) []step {
 }
 
 func TestTheAttemptBound(t *testing.T) {
+	t.Parallel() // mostly waiting on clocks
 	for _, api := range []string{provider.APIOpenAICompletions, provider.APIAnthropicMessages} {
 		w := sseWire{api}
 		t.Run(api+"/a stream that keeps coming but outlasts the bound fails as attempt_timeout", func(t *testing.T) {
@@ -165,6 +166,7 @@ func TestTheAttemptBound(t *testing.T) {
 }
 
 func TestTheThroughputFloor(t *testing.T) {
+	t.Parallel() // mostly waiting on clocks
 	long := strings.Repeat("x", 200) // 50 estimated tokens a piece
 	for _, api := range []string{provider.APIOpenAICompletions, provider.APIAnthropicMessages} {
 		w := sseWire{api}
@@ -237,6 +239,7 @@ func TestTheThroughputFloor(t *testing.T) {
 // reasoning_content and OpenRouter's reasoning, Anthropic's thinking_delta), and a silence after
 // it is a stall, not a first-token timeout.
 func TestReasoningIsAFirstToken(t *testing.T) {
+	t.Parallel() // mostly waiting on clocks
 	openRouter := sseWire{provider.APIOpenAICompletions}.frame("", `{"choices":[{"index":0,"delta":{"role":"assistant","reasoning":"hmm"}}]}`)
 	cases := []struct {
 		name, api, first string

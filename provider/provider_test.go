@@ -40,6 +40,7 @@ func request(fp *fakeprovider.Server, providerID string) provider.Request {
 }
 
 func TestEveryFaultKindGivesTheRightFailureOnBothAdapters(t *testing.T) {
+	t.Parallel() // mostly waiting on clocks, each on servers of its own
 	text := "the quick brown fox jumps over the lazy dog"
 	cases := []struct {
 		name  string

@@ -430,6 +430,7 @@ func timed(t *testing.T, api, url string, set func(*provider.Request)) (provider
 }
 
 func TestTheClocks(t *testing.T) {
+	t.Parallel() // mostly waiting on clocks, each on servers of its own
 	for _, w := range wires {
 		t.Run(w.api+"/no headers within the response timeout", func(t *testing.T) {
 			url := script(t, func(rw http.ResponseWriter, flush func(), pause func(time.Duration) bool) {
@@ -478,6 +479,7 @@ func TestTheClocks(t *testing.T) {
 }
 
 func TestKeepAlivesAreLifeNotContent(t *testing.T) {
+	t.Parallel() // mostly waiting on clocks, each on servers of its own
 	keepAlives := map[string]string{
 		provider.APIOpenAICompletions: ": OPENROUTER PROCESSING\n\n",
 		provider.APIAnthropicMessages: "event: ping\ndata: {\"type\": \"ping\"}\n\n",
