@@ -166,7 +166,8 @@ func TestTheAttemptBound(t *testing.T) {
 }
 
 func TestTheThroughputFloor(t *testing.T) {
-	t.Parallel() // mostly waiting on clocks
+	// Mostly waiting on clocks: beside the other clock tests.
+	t.Parallel()
 	long := strings.Repeat("x", 200) // 50 estimated tokens a piece
 	for _, api := range []string{provider.APIOpenAICompletions, provider.APIAnthropicMessages} {
 		w := sseWire{api}
