@@ -252,11 +252,7 @@ func (s *server) prepareResponses(ctx context.Context, req workflows.ReplyReques
 			return pr.Refusal()
 		}
 	}
-	msgs := wr.Turn.Messages
-	head := 0
-	if rr.Instructions != nil && len(msgs) > 0 {
-		head = 1 // the instructions of this request, first
-	}
+	msgs, head := wr.Turn.Messages, instructions(*wr) // this request's instructions stay first
 	wr.Turn.Messages = append(append(append([]provider.Message{}, msgs[:head]...), prior...), msgs[head:]...)
 	return nil
 }
@@ -264,11 +260,15 @@ func (s *server) prepareResponses(ctx context.Context, req workflows.ReplyReques
 // conversation is what a later previous_response_id continues: the turn's messages without
 // this request's instructions.
 func conversation(wr wire.Request) []provider.Message {
-	msgs := wr.Turn.Messages
-	if wr.Responses.Instructions != nil && len(msgs) > 0 {
-		msgs = msgs[1:]
+	return wr.Turn.Messages[instructions(wr):]
+}
+
+// instructions is how many of the turn's first messages are the request's instructions (0 or 1).
+func instructions(wr wire.Request) int {
+	if wr.Responses.Instructions != nil && len(wr.Turn.Messages) > 0 {
+		return 1
 	}
-	return msgs
+	return 0
 }
 
 // allSpeakResponses reports whether every candidate of the reply's chain speaks the Responses
