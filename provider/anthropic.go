@@ -743,7 +743,7 @@ func anthropicAnswer(blocks []*anthropicBlock, stopReason string, c anthropicCou
 	a := Answer{
 		FinishReason: anthropicFinish(stopReason),
 		// OpenAI's meaning: input counts the cached input too.
-		Usage: Usage{Input: c.input + c.cacheRead + c.cacheCreation, Output: c.output, CachedInput: c.cacheRead},
+		Usage: Usage{Input: c.input + c.cacheRead + c.cacheCreation, Output: c.output, CachedInput: c.cacheRead, CacheWrite: c.cacheCreation},
 	}
 	var text strings.Builder
 	jsonAnswer, haveJSON := "", false

@@ -172,6 +172,9 @@ type Usage struct {
 	CachedInput int64 `json:"cachedInputTokens,omitempty"`
 	// Reasoning is the part of Output spent reasoning, where the wire says (OpenAI Responses).
 	Reasoning int64 `json:"reasoningTokens,omitempty"`
+	// CacheWrite is the part of Input written to the prompt cache, where the wire says (Anthropic's
+	// cache_creation_input_tokens, Bedrock's cacheWriteInputTokens): priced apart.
+	CacheWrite int64 `json:"cacheWriteTokens,omitempty"`
 }
 
 // Answer is a model's answer to a turn.

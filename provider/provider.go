@@ -40,7 +40,15 @@ const (
 	APIOpenAICompletions = "openai-completions"
 	APIOpenAIResponses   = "openai-responses"
 	APIAnthropicMessages = "anthropic-messages"
+	// The clouds' APIs (azure.go, bedrock.go, google.go, vertex.go).
+	APIAzureOpenAI     = "azure-openai"     // Chat Completions on an Azure OpenAI resource
+	APIBedrockConverse = "bedrock-converse" // Amazon Bedrock's Converse and ConverseStream
+	APIGoogleGemini    = "google-gemini"    // the Gemini API (generativelanguage.googleapis.com)
+	APIVertexAI        = "vertex-ai"        // Gemini and Anthropic models on Google's Vertex AI
 )
+
+// APIs lists every wire format a provider may speak (models.providers.<id>.api).
+var APIs = []string{APIOpenAICompletions, APIOpenAIResponses, APIAnthropicMessages, APIAzureOpenAI, APIBedrockConverse, APIGoogleGemini, APIVertexAI}
 
 // Defaults for the streaming watchdog: response headers within DefaultResponseTimeout of the
 // request, then a first chunk within DefaultFirstTokenTimeout of the headers, then no silence
@@ -55,6 +63,10 @@ const (
 	DefaultIdleTimeout                = 60 * time.Second
 )
 
+// cloudEndpoint: the API finds its endpoint itself (from the region, the project, the resource)
+// when the provider sets no base URL.
+var cloudEndpoint = map[string]bool{APIBedrockConverse: true, APIGoogleGemini: true, APIVertexAI: true}
+
 // Default base URLs of the providers baton knows by name.
 var defaultBaseURLs = map[string]string{
 	"openai":     "https://api.openai.com/v1",
@@ -62,14 +74,34 @@ var defaultBaseURLs = map[string]string{
 	"anthropic":  "https://api.anthropic.com",
 }
 
+// Credential types beyond api_key, token and oauth: a cloud's own keys, or none at all.
+const (
+	// CredentialAWSKeys is an AWS access key pair (AccessKeyID, SecretAccessKey, SessionToken):
+	// Bedrock signs with it (SigV4).
+	CredentialAWSKeys = "aws_keys"
+	// CredentialServiceAccount is a Google service account's JSON key (ServiceAccount): Vertex AI
+	// trades it for an access token.
+	CredentialServiceAccount = "service_account"
+	// CredentialAmbient stores no secret: the cloud's own credential chain supplies one (AWS's
+	// default chain: environment, shared files, SSO, instance roles; Google's application-default
+	// credentials).
+	CredentialAmbient = "ambient"
+)
+
 // Credential is the secret an attempt uses. It lives only in the activity's memory.
 type Credential struct {
-	Type    string // api_key | token | oauth
+	Type    string // api_key | token | oauth | aws_keys | service_account | ambient
 	Key     string
 	Token   string
 	Access  string
 	Refresh string
 	Expires time.Time
+	// AccessKeyID, SecretAccessKey and SessionToken are an aws_keys credential.
+	AccessKeyID     string
+	SecretAccessKey string
+	SessionToken    string
+	// ServiceAccount is a service_account credential: the JSON key file's content.
+	ServiceAccount string
 }
 
 // bearer is what goes on the wire.
@@ -92,6 +124,19 @@ type Request struct {
 	Credential Credential
 	// Turn is the whole model turn: the conversation, the tools, the sampling and output controls.
 	Turn Turn
+
+	// What the clouds' APIs need besides a base URL (the provider's config entry): Region (Bedrock,
+	// Vertex AI), Project (Vertex AI; empty: the service account's), APIVersion (Azure's
+	// api-version), Deployment (Azure: the deployment serving Model; empty: Model).
+	Region     string
+	Project    string
+	APIVersion string
+	Deployment string
+	// Headers and Query go with every call to this provider (its config entry's headers and
+	// query), besides the adapter's own: gateways' routing keys, organisation headers. Never
+	// secrets: those live in profiles.
+	Headers map[string]string
+	Query   map[string]string
 
 	// Prefill is the answer so far, for the model to continue (an attempt after a stream that
 	// failed mid-answer), and Continuation how it is asked to: ContinuePrefill (the default) sends
@@ -240,17 +285,17 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 	if req.IdleTimeout <= 0 {
 		req.IdleTimeout = DefaultIdleTimeout
 	}
-	if req.BaseURL == "" {
-		req.BaseURL = defaultBaseURLs[req.Provider]
-		if req.BaseURL == "" {
-			return Response{}, fmt.Errorf("provider %q has no base URL: set models.providers.%s.baseUrl", req.Provider, req.Provider)
-		}
-	}
 	api := req.API
 	if api == "" {
 		api = APIOpenAICompletions
 		if req.Provider == "anthropic" {
 			api = APIAnthropicMessages
+		}
+	}
+	if req.BaseURL == "" && !cloudEndpoint[api] {
+		req.BaseURL = defaultBaseURLs[req.Provider]
+		if req.BaseURL == "" {
+			return Response{}, fmt.Errorf("provider %q has no base URL: set models.providers.%s.baseUrl", req.Provider, req.Provider)
 		}
 	}
 	var refreshed *Credential
@@ -289,7 +334,7 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 	if req.HTTPClient != nil && req.HTTPClient.Transport != nil {
 		base = req.HTTPClient.Transport
 	}
-	httpClient := &http.Client{Transport: &captureTransport{base: base, cap: cap, clk: clk}}
+	httpClient := &http.Client{Transport: &captureTransport{base: base, cap: cap, clk: clk, headers: req.Headers, query: req.Query, signed: api == APIBedrockConverse}}
 	em := &emitter{on: req.OnDelta, floor: fl}
 
 	var resp Response
@@ -301,8 +346,16 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 		resp, err = completeResponses(ctx, req, httpClient, secret, clk, em)
 	case APIOpenAICompletions, "":
 		resp, err = completeOpenAI(ctx, req, httpClient, secret, clk, em, cap)
+	case APIAzureOpenAI:
+		resp, err = completeAzure(ctx, req, httpClient, secret, clk, em, cap)
+	case APIBedrockConverse:
+		resp, err = completeBedrock(ctx, req, httpClient, clk, em)
+	case APIGoogleGemini:
+		resp, err = completeGemini(ctx, req, httpClient, secret, clk, em)
+	case APIVertexAI:
+		resp, err = completeVertex(ctx, req, httpClient, clk, em)
 	default:
-		return Response{}, fmt.Errorf("provider %q: API %q is not supported (openai-completions, openai-responses, anthropic-messages)", req.Provider, api)
+		return Response{}, fmt.Errorf("provider %q: API %q is not supported (%s)", req.Provider, api, strings.Join(APIs, ", "))
 	}
 	if err != nil {
 		err = toError(ctx, err, cap, resp.Chunks > 0, secret)
@@ -559,9 +612,27 @@ type captureTransport struct {
 	base http.RoundTripper
 	cap  *capture
 	clk  *clock
+	// headers and query are the provider's own (Request.Headers, Request.Query), added to every
+	// request; signed: the adapter adds them itself before it signs (Bedrock's SigV4 covers the
+	// query and would not match one added after).
+	headers, query map[string]string
+	signed         bool
 }
 
 func (t *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !t.signed && (len(t.headers) > 0 || len(t.query) > 0) {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+		if len(t.query) > 0 {
+			q := r.URL.Query()
+			for k, v := range t.query {
+				q.Set(k, v)
+			}
+			r.URL.RawQuery = q.Encode()
+		}
+	}
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
 		return nil, err

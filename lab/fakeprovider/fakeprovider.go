@@ -303,6 +303,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		provider, path, _ = strings.Cut(rest, "/")
 		path = "/" + path
 	}
+	// The clouds' wires (azure.go, bedrock.go, google.go) name the model in the path.
+	if s.serveCloud(w, r, provider, path) {
+		return
+	}
 	format := formatOpenAI
 	switch path {
 	case "/v1/chat/completions", "/chat/completions":
@@ -330,11 +334,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Input    json.RawMessage `json:"input"` // Responses' messages
 		Tools    json.RawMessage `json:"tools"`
 	}
-	data, _ := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
-	if len(data) > MaxBody {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusRequestEntityTooLarge)
-		_, _ = w.Write([]byte(`{"error":{"message":"request body is over 64 MB","type":"request_too_large"}}`))
+	data, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	if err := json.Unmarshal(data, &body); err != nil {
@@ -353,13 +354,50 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if auth := r.Header.Get("Authorization"); secret == "" && strings.HasPrefix(auth, "Bearer ") {
 		secret = strings.TrimPrefix(auth, "Bearer ")
 	}
+	var tools []json.RawMessage
+	_ = json.Unmarshal(body.Tools, &tools)
+	resp, call := s.take(incoming{provider: provider, model: body.Model, secret: secret, stream: body.Stream,
+		messages: messages, last: last, tools: len(tools), body: data, anthropic: format == formatAnthropic})
+	defer func() {
+		// Stamped when the handler returns: after the answer, or when the client went away.
+		s.stamp(call.N, func(c *Call) { c.EndedAt = time.Now() })
+	}()
+	s.respond(w, r, resp, body.Model, body.Stream, format, call.N)
+}
 
+// readBody reads a request's body, up to MaxBody; over it, the call is answered 413 (ok false).
+func readBody(w http.ResponseWriter, r *http.Request) (data []byte, ok bool) {
+	data, _ = io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if len(data) > MaxBody {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		_, _ = w.Write([]byte(`{"error":{"message":"request body is over 64 MB","type":"request_too_large"}}`))
+		return nil, false
+	}
+	return data, true
+}
+
+// incoming is one call as its wire read it: whose it is, and what take needs of its body.
+type incoming struct {
+	provider, model string
+	secret          string // the credential as sent: the profile it belongs to is recorded
+	stream          bool
+	messages        json.RawMessage // what Echo answers with
+	last            lastMessage     // the request's last message (prefill rules)
+	tools           int
+	body            []byte
+	anthropic       bool // the prefill rules of Anthropic's wire (reject with its body)
+}
+
+// take matches a call to its rule, records it and runs BeforeRespond: the scripted answer and
+// the call's record. Every wire answers through it; the caller stamps EndedAt when done.
+func (s *Server) take(in incoming) (Response, Call) {
 	s.mu.Lock()
-	profile := s.credentials[secret]
+	profile := s.credentials[in.secret]
 	resp := Response{Text: DefaultText}
 	for i, rule := range s.rules {
 		m := rule.Match
-		if (m.Provider == "" || m.Provider == provider) && (m.Model == "" || m.Model == body.Model) && (m.Profile == "" || m.Profile == profile) {
+		if (m.Provider == "" || m.Provider == in.provider) && (m.Model == "" || m.Model == in.model) && (m.Profile == "" || m.Profile == profile) {
 			if len(rule.Respond) > 0 {
 				resp = rule.Respond[min(s.pos[i], len(rule.Respond)-1)]
 				s.pos[i]++
@@ -368,28 +406,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if resp.Echo {
-		resp.Text = string(messages)
+		resp.Text = string(in.messages)
 	}
-	resp, prefill := resp.withPrefill(last, format == formatAnthropic)
+	resp, prefill := resp.withPrefill(in.last, in.anthropic)
 	outcome := resp.Kind()
 	if prefill == "rejected" {
 		outcome = "prefill rejected"
 	}
-	var tools []json.RawMessage
-	_ = json.Unmarshal(body.Tools, &tools)
-	call := Call{N: len(s.calls) + 1, At: s.now(), Provider: provider, Model: body.Model, Profile: profile, Stream: body.Stream,
-		Outcome: outcome, Tools: len(tools), Prefill: prefill, Body: json.RawMessage(data)}
+	call := Call{N: len(s.calls) + 1, At: s.now(), Provider: in.provider, Model: in.model, Profile: profile, Stream: in.stream,
+		Outcome: outcome, Tools: in.tools, Prefill: prefill, Body: json.RawMessage(in.body)}
 	s.calls = append(s.calls, call)
 	hook := s.BeforeRespond
 	s.mu.Unlock()
 	if hook != nil {
 		hook(call)
 	}
-	defer func() {
-		// Stamped when the handler returns: after the answer, or when the client went away.
-		s.stamp(call.N, func(c *Call) { c.EndedAt = time.Now() })
-	}()
-	s.respond(w, r, resp, body.Model, body.Stream, format, call.N)
+	return resp, call
 }
 
 func (s *Server) serveScript(w http.ResponseWriter, r *http.Request) {

@@ -104,17 +104,19 @@ func anthropicUsage(u Usage, output int) map[string]int {
 	return m
 }
 
-func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, model string, stream bool, format wireFormat, n int) {
+// answered plays what every wire does alike before an answer: the delay, a reset, the scripted
+// headers, a failure status with its body. It reports whether that was the whole answer.
+func answered(w http.ResponseWriter, r *http.Request, resp Response) bool {
 	if resp.DelayMs > 0 {
 		select {
 		case <-time.After(time.Duration(resp.DelayMs) * time.Millisecond):
 		case <-r.Context().Done():
-			return
+			return true
 		}
 	}
 	if resp.Reset {
 		resetConnection(w)
-		return
+		return true
 	}
 	for k, v := range resp.Headers {
 		w.Header().Set(k, v)
@@ -123,12 +125,24 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, 
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(resp.Status)
 		_, _ = w.Write([]byte(resp.Body))
+		return true
+	}
+	return false
+}
+
+// usage is what a healthy answer reports: the scripted usage, else 10 in and a token a chunk.
+func (r Response) usage() Usage {
+	if r.Usage != nil {
+		return *r.Usage
+	}
+	return Usage{Input: 10, Output: r.countedChunks()}
+}
+
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, resp Response, model string, stream bool, format wireFormat, n int) {
+	if answered(w, r, resp) {
 		return
 	}
-	usage := Usage{Input: 10, Output: resp.countedChunks()}
-	if resp.Usage != nil {
-		usage = *resp.Usage
-	}
+	usage := resp.usage()
 	if !stream {
 		if format == formatResponses {
 			respondResponsesWhole(w, resp, model, usage)
