@@ -432,7 +432,7 @@ func TestStreamedToolCallsAssemble(t *testing.T) {
 				ToolCalls: []provider.ToolCall{{ID: "toolu_1", Name: "weather", Arguments: `{"city": "Paris"}`}, {ID: "toolu_2", Name: "clock", Arguments: "{}"}},
 				Reasoning: []provider.Part{{Type: provider.PartReasoning, Text: "need the weather", Signature: "sig=="},
 					{Type: provider.PartReasoning, Redacted: "opaque"}},
-				FinishReason: provider.FinishToolCalls, Usage: provider.Usage{Input: 100, Output: 42, CachedInput: 60}}},
+				FinishReason: provider.FinishToolCalls, Usage: provider.Usage{Input: 100, Output: 42, CachedInput: 60, CacheWrite: 30}}},
 	}
 	for _, c := range cases {
 		t.Run(c.api, func(t *testing.T) {
@@ -503,6 +503,7 @@ func TestUsageMeansTheSameOnBothWires(t *testing.T) {
 		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"hi"}}`,
 		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":50}}`,
 		`{"type":"message_stop"}`), provider.TextTurn("go"))
+	want.CacheWrite = 100 // Anthropic says what it wrote to the cache (priced apart)
 	if err != nil || resp.Answer.Usage != want || resp.Answer.Text != "hi" {
 		t.Errorf("anthropic %+v %v", resp.Answer, err)
 	}
