@@ -211,18 +211,22 @@ func imageURL(p Part) string {
 // openAIPost sends a streaming request to path on either OpenAI wire through the SDK, with the
 // caller's extra fields when it speaks that wire (own and overridable as extraFields takes them).
 func openAIPost(ctx context.Context, req Request, hc *http.Client, secret, path string, body any, wire string, own, overridable map[string]bool) (*http.Response, error) {
+	var opts []option.RequestOption
+	if req.Turn.Wire == wire {
+		for _, kv := range extraFields(req.Turn.Extra, own, body, overridable) {
+			opts = append(opts, option.WithJSONSet(kv.path, kv.value))
+		}
+	}
+	if isAzure(req.API) {
+		return azurePost(ctx, req, hc, secret, path, body, opts)
+	}
 	client := openai.NewClient(
 		option.WithBaseURL(req.BaseURL),
 		option.WithAPIKey(secret),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0), // the workflow owns every retry
 	)
-	opts := []option.RequestOption{option.WithHeader("Authorization", "Bearer "+secret)}
-	if req.Turn.Wire == wire {
-		for _, kv := range extraFields(req.Turn.Extra, own, body, overridable) {
-			opts = append(opts, option.WithJSONSet(kv.path, kv.value))
-		}
-	}
+	opts = append(opts, option.WithHeader("Authorization", "Bearer "+secret))
 	var raw *http.Response
 	err := client.Post(ctx, path, body, &raw, opts...)
 	return raw, err

@@ -41,14 +41,15 @@ const (
 	APIOpenAIResponses   = "openai-responses"
 	APIAnthropicMessages = "anthropic-messages"
 	// The clouds' APIs (azure.go, bedrock.go, google.go, vertex.go).
-	APIAzureOpenAI     = "azure-openai"     // Chat Completions on an Azure OpenAI resource
-	APIBedrockConverse = "bedrock-converse" // Amazon Bedrock's Converse and ConverseStream
-	APIGoogleGemini    = "google-gemini"    // the Gemini API (generativelanguage.googleapis.com)
-	APIVertexAI        = "vertex-ai"        // Gemini and Anthropic models on Google's Vertex AI
+	APIAzureOpenAI          = "azure-openai"           // Chat Completions on an Azure OpenAI resource
+	APIAzureOpenAIResponses = "azure-openai-responses" // the Responses API on an Azure OpenAI resource
+	APIBedrockConverse      = "bedrock-converse"       // Amazon Bedrock's Converse and ConverseStream
+	APIGoogleGemini         = "google-gemini"          // the Gemini API (generativelanguage.googleapis.com)
+	APIVertexAI             = "vertex-ai"              // Gemini and Anthropic models on Google's Vertex AI
 )
 
 // APIs lists every wire format a provider may speak (models.providers.<id>.api).
-var APIs = []string{APIOpenAICompletions, APIOpenAIResponses, APIAnthropicMessages, APIAzureOpenAI, APIBedrockConverse, APIGoogleGemini, APIVertexAI}
+var APIs = []string{APIOpenAICompletions, APIOpenAIResponses, APIAnthropicMessages, APIAzureOpenAI, APIAzureOpenAIResponses, APIBedrockConverse, APIGoogleGemini, APIVertexAI}
 
 // Defaults for the streaming watchdog: response headers within DefaultResponseTimeout of the
 // request, then a first chunk within DefaultFirstTokenTimeout of the headers, then no silence
@@ -346,7 +347,7 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 		resp, err = completeResponses(ctx, req, httpClient, secret, clk, em)
 	case APIOpenAICompletions, "":
 		resp, err = completeOpenAI(ctx, req, httpClient, secret, clk, em, cap)
-	case APIAzureOpenAI:
+	case APIAzureOpenAI, APIAzureOpenAIResponses:
 		resp, err = completeAzure(ctx, req, httpClient, secret, clk, em, cap)
 	case APIBedrockConverse:
 		resp, err = completeBedrock(ctx, req, httpClient, clk, em)
@@ -359,6 +360,9 @@ func Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	if err != nil {
 		err = toError(ctx, err, cap, resp.Chunks > 0, secret)
+		if e, ok := err.(*Error); ok && isAzure(api) {
+			azureCodes(e)
+		}
 	} else if resp.Answer.Empty() {
 		err = &Error{Stream: FaultEmpty, Message: "the provider answered with no content"}
 	}
@@ -906,7 +910,7 @@ func Dropped(t Turn, api string) []string {
 				forwarded[f.key] = true
 			}
 		}
-	case APIOpenAIResponses:
+	case APIOpenAIResponses, APIAzureOpenAIResponses:
 		body := responsesBody("m", t, d)
 		if t.Wire == WireResponses {
 			for _, f := range extraFields(t.Extra, responsesOwnKeys, body, responsesOverridable) {

@@ -15,6 +15,7 @@
 package fakeprovider
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -327,6 +328,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"not found","type":"not_found_error"}}`, http.StatusNotFound)
 		return
 	}
+	s.serveJSON(w, r, provider, format, "")
+}
+
+// serveJSON answers a call on one of the JSON wires (Chat Completions, Responses, Messages);
+// model, when set, is the model the path named (Azure's deployment) in place of the body's.
+func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, provider string, format wireFormat, model string) {
 	var body struct {
 		Model    string          `json:"model"`
 		Stream   bool            `json:"stream"`
@@ -350,7 +357,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		last = readLastMessage(messages)
 	}
-	secret := r.Header.Get("x-api-key")
+	if model != "" {
+		body.Model = model
+	}
+	secret := cmp.Or(r.Header.Get("x-api-key"), r.Header.Get("api-key")) // api-key: Azure's
 	if auth := r.Header.Get("Authorization"); secret == "" && strings.HasPrefix(auth, "Bearer ") {
 		secret = strings.TrimPrefix(auth, "Bearer ")
 	}
