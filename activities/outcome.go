@@ -13,5 +13,14 @@ func succeeded(a provider.Answer) (policy.AttemptOutcome, error) {
 		return policy.AttemptOutcome{}, err
 	}
 	return policy.AttemptOutcome{OK: true, Answer: policy.Answer{Text: a.Text, ToolCalls: calls, Reasoning: reasoning,
-		FinishReason: a.FinishReason, Input: a.Usage.Input, Output: a.Usage.Output, CachedInput: a.Usage.CachedInput, ReasoningOutput: a.Usage.Reasoning}}, nil
+		FinishReason: a.FinishReason, Input: a.Usage.Input, Output: a.Usage.Output, CachedInput: a.Usage.CachedInput, ReasoningOutput: a.Usage.Reasoning,
+		CacheWriteInput: a.Usage.CacheWrite}}, nil
+}
+
+// tokensOf is what a call consumed: a success's usage, or what a failed stream was billed.
+func tokensOf(out policy.AttemptOutcome) policy.Spend {
+	if out.OK {
+		return policy.Spend{Input: out.Input, Output: out.Output, CachedInput: out.CachedInput, CacheWrite: out.CacheWriteInput}
+	}
+	return policy.Spend{Input: out.BilledInput, Output: out.BilledOutput}
 }

@@ -92,7 +92,37 @@ func (a *Activities) LoadReply(ctx context.Context, req workflows.ReplyRequest) 
 	if state.Orders, err = st.Orders(ctx, state.AuthAgent); err != nil {
 		return state, err
 	}
-	return state, nil
+	state.Budgets, err = a.budgets(ctx, st, req)
+	return state, err
+}
+
+// budgets are the daily budgets over the reply (its cron job's, then its agent's) with what was
+// spent against them today.
+func (a *Activities) budgets(ctx context.Context, st *store.Store, req workflows.ReplyRequest) ([]policy.BudgetCheck, error) {
+	now := a.now()
+	var out []policy.BudgetCheck
+	check := func(scope, agent, job string, b *policy.Budget) error {
+		if b == nil {
+			return nil
+		}
+		spent, err := st.SpentOn(ctx, agent, job, now)
+		if err != nil {
+			return err
+		}
+		out = append(out, policy.BudgetCheck{Scope: scope, PerDay: b.PerDay, Spent: spent.Cost, Day: policy.DayOf(now)})
+		return nil
+	}
+	if req.Job != "" {
+		if err := check("cron job "+req.Job, req.Agent, req.Job, req.JobBudget); err != nil {
+			return nil, err
+		}
+	}
+	if ag, ok := a.Config.Get().Agent(req.Agent); ok {
+		if err := check("agent "+req.Agent, req.Agent, "", ag.Budget); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Attempt makes one call with one profile. It heartbeats per chunk, so a stalled stream ends as a
@@ -116,6 +146,7 @@ func (a *Activities) Attempt(ctx context.Context, req workflows.AttemptRequest) 
 	if err != nil {
 		return out, err
 	}
+	a.spend(ctx, req, &out)
 	a.keep(ctx, req, out) // before reporting: a report lost with its worker or server loses no answer
 	if out.OK {
 		a.handOver(req, out)
@@ -262,7 +293,7 @@ func (a *Activities) attempt(ctx context.Context, req workflows.AttemptRequest, 
 	if err != nil {
 		return policy.AttemptOutcome{}, err
 	}
-	pc := a.Config.Get().Providers[req.Provider]
+	cfg := a.Config.Get()
 	var chunks atomic.Int64
 	stopBeat := heartbeat(ctx, &chunks)
 	defer stopBeat()
@@ -286,7 +317,7 @@ func (a *Activities) attempt(ctx context.Context, req workflows.AttemptRequest, 
 		}
 	}
 	held := req.Prefill + done
-	strategy := cmp.Or(req.Continuation, a.Config.Get().Continuation(policy.ModelRef{Provider: req.Provider, Model: req.Model}))
+	strategy := cmp.Or(req.Continuation, cfg.Continuation(policy.ModelRef{Provider: req.Provider, Model: req.Model}))
 	given := policy.ContinuationGiven(strategy, held)
 	sink := &deltaSink{stream: stream, journal: jr, model: req.Provider + "/" + req.Model, last: time.Now()}
 	if held != "" {
@@ -307,19 +338,16 @@ func (a *Activities) attempt(ctx context.Context, req workflows.AttemptRequest, 
 	if stream != nil {
 		defer context.AfterFunc(stream.Context(), cancelCall)()
 	}
-	resp, err := provider.Complete(ctx, provider.Request{
-		Provider: req.Provider, Model: req.Model, API: pc.API, BaseURL: pc.BaseURL,
-		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
-		Turn:              turn,
-		FirstTokenTimeout: req.FirstTokenTimeout, IdleTimeout: req.IdleTimeout, ResponseTimeout: req.ResponseTimeout,
-		AttemptTimeout: req.AttemptTimeout, MinTokensPerSecond: req.MinTokensPerSecond, ThroughputGrace: req.ThroughputGrace,
-		OnChunk: func() { chunks.Add(1) },
-		OnDelta: sink.send,
-		Prefill: given, Continuation: strategy, PrefillPrefix: policy.PrefixFlavour(req.Provider),
-		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
-		HTTPClient: a.HTTPClient,
-		Now:        func() time.Time { return req.Now },
-	})
+	call := CallTo(cfg, policy.ModelRef{Provider: req.Provider, Model: req.Model}, cred)
+	call.Turn = turn
+	call.FirstTokenTimeout, call.IdleTimeout, call.ResponseTimeout = req.FirstTokenTimeout, req.IdleTimeout, req.ResponseTimeout
+	call.AttemptTimeout, call.MinTokensPerSecond, call.ThroughputGrace = req.AttemptTimeout, req.MinTokensPerSecond, req.ThroughputGrace
+	call.OnChunk = func() { chunks.Add(1) }
+	call.OnDelta = sink.send
+	call.Prefill, call.Continuation, call.PrefillPrefix = given, strategy, policy.PrefixFlavour(req.Provider)
+	call.HTTPClient = a.HTTPClient
+	call.Now = func() time.Time { return req.Now }
+	resp, err := provider.Complete(ctx, call)
 	if err != nil && stream != nil && stream.Context().Err() != nil {
 		return policy.AttemptOutcome{}, temporal.NewNonRetryableApplicationError("the caller went away", policy.ErrAborted, nil)
 	}
@@ -580,6 +608,41 @@ func (a *Activities) turnOf(ctx context.Context, st *store.Store, req workflows.
 
 // ErrTurnContentMissing ends a reply whose turn content the store no longer holds.
 const ErrTurnContentMissing = "TurnContentMissing"
+
+// spend prices what the call consumed at the catalog's price now, counts it, and adds it to the
+// ledger budgets read (once per attempt identity). A ledger that cannot be written loses a
+// figure, never the answer.
+func (a *Activities) spend(ctx context.Context, req workflows.AttemptRequest, out *policy.AttemptOutcome) {
+	tokens := tokensOf(*out)
+	if tokens.IsZero() {
+		return
+	}
+	ref := policy.ModelRef{Provider: req.Provider, Model: req.Model}
+	sp := policy.Price(tokens, a.Config.Get().Cost(ref))
+	out.Spend = &sp
+	if a.Metrics != nil {
+		for kind, n := range map[string]int64{"input": sp.Input, "output": sp.Output, "cached_input": sp.CachedInput, "cache_write": sp.CacheWrite} {
+			if n > 0 {
+				a.Metrics.Add("baton_tokens_total", map[string]string{"provider": req.Provider, "model": req.Model, "kind": kind}, float64(n))
+			}
+		}
+		if sp.Priced {
+			a.Metrics.Add("baton_cost_total", map[string]string{"provider": req.Provider, "model": req.Model}, sp.Cost)
+		}
+	}
+	if req.Key == "" {
+		return
+	}
+	st, err := a.store()
+	if err == nil {
+		reply, _, _ := strings.Cut(req.Key, "/")
+		err = st.RecordSpend(ctx, store.SpendRow{Key: req.Key, Reply: reply, Agent: cmp.Or(req.ReplyAgent, req.Agent), Job: req.Job,
+			Provider: req.Provider, Model: req.Model, At: a.now(), Spend: sp})
+	}
+	if err != nil {
+		a.logger().Warn("recording the spend failed", zap.String("attempt", req.Key), zap.Error(err))
+	}
+}
 
 func (a *Activities) count(req workflows.AttemptRequest, result string, reason policy.Reason) {
 	if a.Metrics == nil {

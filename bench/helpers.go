@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/provider"
 	"github.com/batonhq/baton/workflows"
@@ -54,9 +55,9 @@ func (b *bench) directRequest(ctx context.Context, providerID, profile, text str
 	if err != nil {
 		return provider.Request{}, err
 	}
-	pc := b.config.Providers[providerID]
-	return provider.Request{Provider: providerID, Model: "m", API: pc.API, BaseURL: pc.BaseURL,
-		Credential: provider.Credential{Type: cred.Type, Key: cred.Key}, Turn: provider.TextTurn(text)}, nil
+	req := activities.CallTo(b.config, policy.ModelRef{Provider: providerID, Model: "m"}, cred)
+	req.Turn = provider.TextTurn(text)
+	return req, nil
 }
 
 // direct makes the call a reply's attempt makes, from this process, and times it.

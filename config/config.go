@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,6 +106,7 @@ func (d *configDecoder) decode(root *jsonValue) *policy.Config {
 					ID:        id,
 					Model:     d.selection(path+".model", el.get("model")),
 					Heartbeat: d.heartbeat(path+".heartbeat", el.get("heartbeat")),
+					Budget:    d.budget(path+".budget", el.get("budget")),
 				})
 			}
 		}
@@ -144,6 +146,7 @@ func (d *configDecoder) decode(root *jsonValue) *policy.Config {
 				if v := el.get("tz"); v != nil {
 					job.TZ = d.str(path+".tz", v)
 				}
+				job.Budget = d.budget(path+".budget", el.get("budget"))
 				if v := el.get("agent"); v != nil {
 					job.Agent = d.str(path+".agent", v)
 				}
@@ -187,12 +190,11 @@ func (d *configDecoder) decode(root *jsonValue) *policy.Config {
 				}
 				pc := policy.ProviderConfig{ID: id, BaseURL: d.str(path+".baseUrl", m.value.get("baseUrl")), API: d.str(path+".api", m.value.get("api")),
 					TokenURL: d.str(path+".tokenUrl", m.value.get("tokenUrl")), ClientID: d.str(path+".clientId", m.value.get("clientId"))}
-				switch pc.API {
-				case "", "openai-completions", "openai-responses", "anthropic-messages":
-				default:
+				if pc.API != "" && !slices.Contains(policy.APIs, pc.API) {
 					// An API baton cannot speak is a config mistake, not an outage to discover.
-					d.fail(path+".api", m.value.get("api"), "%q is not an API baton speaks (openai-completions, openai-responses, anthropic-messages)", pc.API)
+					d.fail(path+".api", m.value.get("api"), "%q is not an API baton speaks (%s)", pc.API, strings.Join(policy.APIs, ", "))
 				}
+				d.cloud(&pc, path, m.value)
 				for key, v := range map[string]string{"baseUrl": pc.BaseURL, "tokenUrl": pc.TokenURL} {
 					if v == "" {
 						continue
@@ -224,6 +226,10 @@ func (d *configDecoder) decode(root *jsonValue) *policy.Config {
 							spec.FirstTokenTimeout = d.positive(mp+".firstTokenTimeoutMs", v, time.Millisecond)
 						}
 						d.deadlines(&spec, mp, el)
+						spec.Cost = d.cost(mp+".cost", el.get("cost"))
+						if v := el.get("deployment"); v != nil {
+							spec.Deployment = d.str(mp+".deployment", v)
+						}
 						if v := el.get("continuation"); v != nil {
 							spec.Continuation = d.str(mp+".continuation", v)
 							if spec.Continuation != "" && !policy.IsContinuation(spec.Continuation) {
@@ -520,6 +526,107 @@ func (d *configDecoder) positive(path string, v *jsonValue, unit time.Duration) 
 		return 0
 	}
 	return time.Duration(v.num * float64(unit))
+}
+
+// cloud reads what the clouds' APIs need (region, project, apiVersion) and any provider's extra
+// headers and query, and names what a cloud's API lacks: a region for Bedrock and Vertex AI, the
+// resource's endpoint for Azure (its deployments default to the models' ids).
+func (d *configDecoder) cloud(pc *policy.ProviderConfig, path string, v *jsonValue) {
+	for key, dst := range map[string]*string{"region": &pc.Region, "project": &pc.Project, "apiVersion": &pc.APIVersion} {
+		if e := v.get(key); e != nil {
+			*dst = d.str(path+"."+key, e)
+		}
+	}
+	pc.Headers = d.strings(path+".headers", v.get("headers"))
+	pc.Query = d.strings(path+".query", v.get("query"))
+	for name := range pc.Headers {
+		if strings.EqualFold(name, "authorization") || strings.EqualFold(name, "x-api-key") || strings.EqualFold(name, "api-key") || strings.EqualFold(name, "x-goog-api-key") {
+			// A credential in the config would travel in every reply's history: profiles keep them.
+			d.fail(path+".headers."+name, v.get("headers"), "is a credential: store it as an auth profile (baton auth add), not in the config")
+		}
+	}
+	switch pc.API {
+	case apiBedrock, apiVertex:
+		if pc.Region == "" {
+			d.fail(path+".region", v, "missing: a %s provider needs its region (e.g. %s)", pc.API,
+				map[string]string{apiBedrock: `"us-east-1"`, apiVertex: `"us-east5" or "global"`}[pc.API])
+		}
+	case apiAzure, apiAzureResponses:
+		if pc.BaseURL == "" {
+			d.fail(path+".baseUrl", v, "missing: an %s provider needs its resource's endpoint (https://<resource>.openai.azure.com)", pc.API)
+		}
+	}
+}
+
+// The clouds' APIs (policy.APIs).
+const (
+	apiAzure          = "azure-openai"
+	apiAzureResponses = "azure-openai-responses"
+	apiBedrock        = "bedrock-converse"
+	apiVertex         = "vertex-ai"
+)
+
+// strings reads an object of strings (headers, query); nil when absent.
+func (d *configDecoder) strings(path string, v *jsonValue) map[string]string {
+	if v == nil || !d.want(path, v, jsonObject) {
+		return nil
+	}
+	out := map[string]string{}
+	for _, m := range v.obj {
+		if m.key == "" {
+			d.fail(path, m.value, "an empty name")
+			continue
+		}
+		out[m.key] = d.str(path+"."+m.key, m.value)
+	}
+	return out
+}
+
+// cost reads a catalog entry's price per million tokens (OpenClaw's cost).
+func (d *configDecoder) cost(path string, v *jsonValue) *policy.ModelCost {
+	if v == nil || !d.want(path, v, jsonObject) {
+		return nil
+	}
+	c := &policy.ModelCost{}
+	for key, dst := range map[string]*float64{"input": &c.Input, "output": &c.Output, "cacheRead": &c.CacheRead, "cacheWrite": &c.CacheWrite} {
+		e := v.get(key)
+		if e == nil || !d.want(path+"."+key, e, jsonNumber) {
+			continue
+		}
+		if e.num < 0 || math.IsInf(e.num, 0) || math.IsNaN(e.num) {
+			d.fail(path+"."+key, e, "%v is not a price (US dollars per million tokens, 0 or more)", e.num)
+			continue
+		}
+		*dst = e.num
+	}
+	for _, m := range v.obj {
+		switch m.key {
+		case "input", "output", "cacheRead", "cacheWrite":
+		default:
+			d.fail(path+"."+m.key, m.value, "is not a price baton reads (input, output, cacheRead, cacheWrite)")
+		}
+	}
+	return c
+}
+
+// budget reads a daily budget ({perDay: dollars}).
+func (d *configDecoder) budget(path string, v *jsonValue) *policy.Budget {
+	if v == nil || !d.want(path, v, jsonObject) {
+		return nil
+	}
+	e := v.get("perDay")
+	if e == nil {
+		d.fail(path+".perDay", v, "missing: the US dollars a UTC day may spend")
+		return nil
+	}
+	if !d.want(path+".perDay", e, jsonNumber) {
+		return nil
+	}
+	if e.num < 0 || math.IsInf(e.num, 0) || math.IsNaN(e.num) {
+		d.fail(path+".perDay", e, "%v is not an amount of US dollars (0 or more)", e.num)
+		return nil
+	}
+	return &policy.Budget{PerDay: e.num}
 }
 
 func finitePositive(f float64) bool { return f > 0 && !math.IsInf(f, 0) && !math.IsNaN(f) }

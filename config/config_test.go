@@ -213,7 +213,7 @@ func FuzzParseConfig(f *testing.F) {
 }
 
 func TestAnUnknownAPIIsAConfigMistake(t *testing.T) {
-	_, err := ParseConfig([]byte("{\n  models: {providers: {corp: {baseUrl: \"https://llm.corp/v1\",\n    api: \"google-gemini\"}}}}"))
+	_, err := ParseConfig([]byte("{\n  models: {providers: {corp: {baseUrl: \"https://llm.corp/v1\",\n    api: \"gemini-rest\"}}}}"))
 	if err == nil || !strings.Contains(err.Error(), "models.providers.corp.api") || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("got %v, want the key and its line", err)
 	}
@@ -248,5 +248,49 @@ func TestCheckConfigNamesEveryProblemWithItsLine(t *testing.T) {
 	}
 	if u := Unreachable(cfg, func(string) bool { return false }); len(u) != 1 || u[0].Path != "agents.defaults.model" {
 		t.Errorf("Unreachable: %v", u)
+	}
+}
+
+func TestTheCloudsSettingsAndWhatTheyLack(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{models: {providers: {
+		bedrock: {api: "bedrock-converse", region: "us-east-1", headers: {"X-Route": "a"}, query: {tenant: "t"},
+			models: [{id: "anthropic.claude-sonnet-4-5-20250929-v1:0", cost: {input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75}}]},
+		vertex: {api: "vertex-ai", region: "us-east5", project: "acme-ai"},
+		azure: {api: "azure-openai", baseUrl: "https://acme.openai.azure.com", apiVersion: "2025-04-01-preview",
+			models: [{id: "gpt-4o", deployment: "prod-4o"}]}}},
+		agents: {list: [{id: "main", budget: {perDay: 20}}]},
+		cron: {jobs: [{id: "digest", cron: "0 9 * * *", message: "m", budget: {perDay: 2.5}}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := cfg.Providers["bedrock"]
+	if b.Region != "us-east-1" || b.Headers["X-Route"] != "a" || b.Query["tenant"] != "t" ||
+		*b.Models[0].Cost != (policy.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}) {
+		t.Errorf("bedrock %+v", b)
+	}
+	if v := cfg.Providers["vertex"]; v.Region != "us-east5" || v.Project != "acme-ai" {
+		t.Errorf("vertex %+v", v)
+	}
+	if a := cfg.Providers["azure"]; a.APIVersion != "2025-04-01-preview" || a.Models[0].Deployment != "prod-4o" {
+		t.Errorf("azure %+v", a)
+	}
+	if cfg.Agents[0].Budget.PerDay != 20 || cfg.CronJobs[0].Budget.PerDay != 2.5 {
+		t.Errorf("budgets %+v %+v", cfg.Agents[0].Budget, cfg.CronJobs[0].Budget)
+	}
+
+	for _, c := range []struct{ src, key, line string }{
+		{"{models: {providers: {\n bedrock: {api: \"bedrock-converse\"}}}}", "models.providers.bedrock.region", "line 2"},
+		{"{models: {providers: {\n\n vertex: {api: \"vertex-ai\", project: \"p\"}}}}", "models.providers.vertex.region", "line 3"},
+		{"{models: {providers: {\n azure: {api: \"azure-openai\"}}}}", "models.providers.azure.baseUrl", "line 2"},
+		{"{models: {providers: {p: {headers: {\n Authorization: \"Bearer sk-1\"}}}}}", "models.providers.p.headers.Authorization", "line 1"},
+		{"{models: {providers: {p: {models: [{id: \"m\", cost: {\n input: -1}}]}}}}", "models.providers.p.models[0].cost.input", "line 2"},
+		{"{models: {providers: {p: {models: [{id: \"m\", cost: {\n inputs: 1}}]}}}}", "models.providers.p.models[0].cost.inputs", "line 2"},
+		{"{cron: {jobs: [{id: \"d\", cron: \"0 9 * * *\", message: \"m\",\n budget: {}}]}}", "cron.jobs[0].budget.perDay", "line 2"},
+		{"{agents: {list: [{id: \"a\", budget: {\n perDay: \"ten\"}}]}}", "agents.list[0].budget.perDay", "line 2"},
+	} {
+		_, err := ParseConfig([]byte(c.src))
+		if err == nil || !strings.Contains(err.Error(), c.key) || !strings.Contains(err.Error(), c.line) {
+			t.Errorf("%s: got %v, want %s at %s", c.src, err, c.key, c.line)
+		}
 	}
 }

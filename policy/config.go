@@ -66,6 +66,8 @@ type Agent struct {
 	ID        string          `json:"id"`
 	Model     *ModelSelection `json:"model,omitempty"`
 	Heartbeat *Heartbeat      `json:"heartbeat,omitempty"`
+	// Budget (baton's key) limits what the agent's replies spend a day.
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // ProfileConfig is auth.profiles.<id>: metadata and routing, never secrets.
@@ -115,6 +117,11 @@ func (c Cooldowns) BillingBackoffFor(provider string) time.Duration {
 	return c.BillingBackoff
 }
 
+// APIs are the wire formats a provider may speak (models.providers.<id>.api), as package
+// provider names them (provider.APIs: a test keeps the two lists equal).
+var APIs = []string{"openai-completions", "openai-responses", "anthropic-messages", "azure-openai", "azure-openai-responses",
+	"bedrock-converse", "google-gemini", "vertex-ai"}
+
 // ProviderConfig is models.providers.<id>: where an OpenAI-compatible (or other) API lives.
 type ProviderConfig struct {
 	ID      string `json:"id"`
@@ -126,6 +133,15 @@ type ProviderConfig struct {
 	ClientID string `json:"clientId,omitempty"`
 	// Models is the provider's catalog (models.providers.<id>.models[]), as far as baton reads it.
 	Models []ModelSpec `json:"models,omitempty"`
+	// What the clouds' APIs need (baton's keys): Region (bedrock-converse, vertex-ai), Project
+	// (vertex-ai; else the service account's), APIVersion (azure-openai's api-version).
+	Region     string `json:"region,omitempty"`
+	Project    string `json:"project,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Headers and Query go with every call to this provider (OpenClaw's headers; query is
+	// baton's). Not secrets: those live in auth profiles.
+	Headers map[string]string `json:"headers,omitempty"`
+	Query   map[string]string `json:"query,omitempty"`
 }
 
 // ModelSpec is one catalog entry: the model's id and the inputs it accepts ("text", "image").
@@ -146,6 +162,10 @@ type ModelSpec struct {
 	// fails as a timeout. Off (0) by default.
 	MinTokensPerSecond float64       `json:"minTokensPerSecond,omitempty"`
 	ThroughputGrace    time.Duration `json:"throughputGrace,omitempty"`
+	// Cost is the model's price per million tokens (OpenClaw's key); nil: unpriced.
+	Cost *ModelCost `json:"cost,omitempty"`
+	// Deployment (baton's key) is the Azure deployment that serves this model; "": its id.
+	Deployment string `json:"deployment,omitempty"`
 	// Continuation (baton's key) is how this model can continue an answer another candidate's
 	// stream left cut: ContinuePrefill, ContinueRestart, ContinueInstruction or ContinueNone; ""
 	// is the default of its provider's api and flavour (DefaultContinuation).
@@ -205,6 +225,8 @@ type CronJob struct {
 	// duration, or milliseconds). Kept beside the payload, not in it: FixedChain travels in
 	// workflow inputs, and the wait has its own field there (ReplyRequest.WaitForCooldown).
 	WaitForCooldown time.Duration `json:"waitForCooldown,omitempty"`
+	// Budget (baton's key) limits what the job's runs spend a day.
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // DefaultConfig is what an empty config file means.

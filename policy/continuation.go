@@ -59,6 +59,8 @@ func DefaultContinuation(provider, api string) string {
 		return ContinueRestart // no prefix flag: OpenAI's models answer a final assistant message anew
 	case api == "anthropic-messages", api == "" && p == "anthropic":
 		return ContinuePrefill
+	case api == "bedrock-converse":
+		return ContinuePrefill // Converse sends a final assistant message as one; a model that refuses it restarts
 	case prefixFlavour[p], prefillFlavour[p]:
 		return ContinuePrefill
 	}
@@ -74,6 +76,9 @@ func (c *Config) Continuation(ref ModelRef) string {
 	api := ""
 	if c != nil {
 		api = c.Providers[NormalizeProvider(ref.Provider)].API
+	}
+	if api == "vertex-ai" && strings.HasPrefix(ref.Model, "claude") {
+		return ContinuePrefill // Anthropic's models on Vertex AI speak Messages
 	}
 	return DefaultContinuation(ref.Provider, api)
 }

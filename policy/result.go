@@ -33,6 +33,9 @@ type Attempt struct {
 	// Continues: the attempt continued an answer another attempt's stream had begun.
 	Continues bool      `json:"continues,omitempty"`
 	At        time.Time `json:"at,omitzero"`
+	// Spend is what the attempt's calls consumed (its same-candidate retries included), and cost
+	// where the model is priced; absent when nothing was reported.
+	Spend *Spend `json:"spend,omitempty"`
 }
 
 // Ref is the attempt's provider/model.

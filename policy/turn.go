@@ -58,6 +58,9 @@ type ReplyState struct {
 	// InfraRetries bounds how often an attempt whose worker was lost is run again in place
 	// (BATON_INFRA_RETRIES; 0: DefaultInfraRetries).
 	InfraRetries int `json:"infraRetries,omitempty"`
+	// Budgets are the daily budgets that apply to the reply (its cron job's, its agent's) with
+	// what was spent against them today: over one, the reply does not start (OverBudget).
+	Budgets []BudgetCheck `json:"budgets,omitempty"`
 }
 
 // DefaultInfraRetries is how often a lost worker's attempt is run again before the reply fails.
@@ -105,6 +108,9 @@ type AttemptOutcome struct {
 	// suggests) before it failed: the caller of a continued answer was billed for it too.
 	BilledInput  int64 `json:"billedInput,omitempty"`
 	BilledOutput int64 `json:"billedOutput,omitempty"`
+	// Spend is what this call consumed (a success's usage, a failure's billed tokens), priced at
+	// the catalog's price when the call was made.
+	Spend *Spend `json:"spend,omitempty"`
 
 	// Recorded is the profile's usage stats after the attempt recorded its final outcome itself;
 	// nil when it did not, and the reply records it.
@@ -138,6 +144,8 @@ type ReplyResult struct {
 	Served   Served    `json:"served"`
 	Attempts []Attempt `json:"attempts"`
 	Notices  []string  `json:"notices"`
+	// Spend is what every attempt of the reply consumed together (TotalSpend).
+	Spend *Spend `json:"spend,omitempty"`
 }
 
 // Answer is what an answer carries, alike in an attempt's outcome and in the reply's result.
@@ -155,6 +163,8 @@ type Answer struct {
 	CachedInput  int64           `json:"cachedInputTokens,omitempty"`
 	// ReasoningOutput is the part of Output spent reasoning, where the provider says.
 	ReasoningOutput int64 `json:"reasoningOutputTokens,omitempty"`
+	// CacheWriteInput is the part of Input written to the prompt cache, where the provider says.
+	CacheWriteInput int64 `json:"cacheWriteInputTokens,omitempty"`
 }
 
 // Served names the candidate and profile that answered.

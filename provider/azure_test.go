@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -178,5 +179,11 @@ func TestAzureWithoutAnAPIVersionIsNotFound(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 || len(fp.Calls()) != 0 {
 		t.Errorf("status %d, %d calls recorded", resp.StatusCode, len(fp.Calls()))
+	}
+}
+
+func TestPolicyKnowsEveryAPI(t *testing.T) {
+	if !slices.Equal(provider.APIs, policy.APIs) {
+		t.Errorf("provider.APIs %v, policy.APIs %v: the config would refuse (or accept) what the adapters do not", provider.APIs, policy.APIs)
 	}
 }

@@ -63,14 +63,9 @@ func runAuthTest(ctx context.Context, args []string, out, errOut io.Writer) int 
 		fmt.Fprintf(errOut, "baton auth test: %v\n", err)
 		return exitFailure
 	}
-	pc := cfg.Providers[ref.Provider]
-	resp, err := provider.Complete(ctx, provider.Request{
-		Provider: ref.Provider, Model: ref.Model, API: pc.API, BaseURL: pc.BaseURL,
-		Credential:        provider.Credential{Type: cred.Type, Key: cred.Key, Token: cred.Token, Access: cred.Access, Refresh: cred.Refresh, Expires: cred.Expires},
-		Turn:              provider.TextTurn(*message),
-		FirstTokenTimeout: *timeout, IdleTimeout: *timeout,
-		TokenURL: pc.TokenURL, ClientID: pc.ClientID,
-	})
+	call := activities.CallTo(cfg, ref, cred)
+	call.Turn, call.FirstTokenTimeout, call.IdleTimeout = provider.TextTurn(*message), *timeout, *timeout
+	resp, err := provider.Complete(ctx, call)
 	var pe *provider.Error
 	switch {
 	case errors.As(err, &pe):

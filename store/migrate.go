@@ -54,6 +54,17 @@ var migrations = [][]string{
 			id TEXT PRIMARY KEY, data {blob} NOT NULL, size {bigint} NOT NULL, created_ms {bigint} NOT NULL)`,
 		`CREATE INDEX responses_created ON responses (created_ms)`,
 	},
+	{ // 6: what each provider call spent, for budgets and the replies' costs (spend.go). Cost in
+		// billionths of a dollar: integer sums stay exact on both databases.
+		`CREATE TABLE spend (
+			key TEXT PRIMARY KEY, reply TEXT NOT NULL, agent TEXT NOT NULL, job TEXT NOT NULL, day TEXT NOT NULL,
+			provider TEXT NOT NULL, model TEXT NOT NULL, input {bigint} NOT NULL, output {bigint} NOT NULL,
+			cached {bigint} NOT NULL, cache_write {bigint} NOT NULL, cost_nanos {bigint} NOT NULL, priced INTEGER NOT NULL,
+			at_ms {bigint} NOT NULL)`,
+		`CREATE INDEX spend_agent_day ON spend (agent, day)`,
+		`CREATE INDEX spend_job_day ON spend (job, day)`,
+		`CREATE INDEX spend_reply ON spend (reply)`,
+	},
 }
 
 // SchemaVersion is the schema this binary writes.

@@ -35,6 +35,12 @@ type Credential struct {
 	Email         string    `json:"email,omitempty"`
 	ProjectID     string    `json:"projectId,omitempty"`
 	EnterpriseURL string    `json:"enterpriseUrl,omitempty"`
+	// An aws_keys profile: an AWS access key pair (Bedrock signs with it).
+	AccessKeyID     string `json:"accessKeyId,omitempty"`
+	SecretAccessKey string `json:"secretAccessKey,omitempty"`
+	SessionToken    string `json:"sessionToken,omitempty"`
+	// A service_account profile: a Google service account's JSON key (Vertex AI).
+	ServiceAccount string `json:"serviceAccount,omitempty"`
 }
 
 // Validate checks a credential before it is stored.

@@ -56,6 +56,7 @@ func (r *reply) call(ctx workflow.Context, cand policy.Candidate, profile string
 			Retries: retries, RetryMaxWait: r.state.RetryMaxWait, OnSuccess: onSuccess,
 			Before: len(r.joined()), FallbackReason: policy.LastReason(r.joined()),
 			HeldBilledInput: r.held.BilledInput, HeldBilledOutput: r.held.BilledOutput,
+			Job: r.req.Job, ReplyAgent: r.replyAgent(),
 		})
 		var timeoutErr *temporal.TimeoutError
 		switch {

@@ -52,6 +52,10 @@ type ReplyRequest struct {
 	Earlier []policy.Attempt `json:"earlier,omitempty"`
 	// NoJitter makes backoffs exact (simulate).
 	NoJitter bool `json:"noJitter,omitempty"`
+	// Job is the cron job that started the reply ("" for none), and JobBudget its daily budget:
+	// what the reply spends counts against both, and against its agent's.
+	Job       string         `json:"job,omitempty"`
+	JobBudget *policy.Budget `json:"jobBudget,omitempty"`
 	// WaitForCooldown lets an exhausted reply sleep (a durable timer) until the soonest
 	// cooldown expires and try the chain again, for up to this long in all. Zero: fail at once.
 	WaitForCooldown time.Duration `json:"waitForCooldown,omitempty"`
@@ -74,6 +78,10 @@ type AttemptRequest struct {
 	// opaque to the workflow, which never reads inside it).
 	Turn    json.RawMessage `json:"turn,omitempty"`
 	TurnRef string          `json:"turnRef,omitempty"`
+	// ReplyAgent is the reply's agent when Agent (whose profiles) is another (AuthAgent), and Job
+	// the cron job that started the reply: what the call spends counts against their budgets.
+	ReplyAgent string `json:"replyAgent,omitempty"`
+	Job        string `json:"job,omitempty"`
 	// Key is the attempt's identity: the same across runs of it after a lost worker, so that the
 	// outcome (or the checkpoint) the first run kept is not bought again.
 	Key string `json:"key,omitempty"`

@@ -80,6 +80,14 @@ func (r *reply) authAgent() string {
 	return r.req.Agent
 }
 
+// replyAgent is the reply's own agent when its profiles are another's ("": the same).
+func (r *reply) replyAgent() string {
+	if r.authAgent() != r.req.Agent {
+		return r.req.Agent
+	}
+	return ""
+}
+
 func (r *reply) setup(ctx workflow.Context) error {
 	state, err := LoadReply.RunLocal(storeStep(ctx), r.req)
 	if err != nil {
@@ -94,6 +102,12 @@ func (r *reply) setup(ctx workflow.Context) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "BadRequest", nil)
 	}
 	r.chain, r.session, r.clearStale = plan.Chain, plan.Session, plan.ClearStale
+	// A run that would start over a daily budget does not start. Only a history whose first step
+	// read budgets can take this branch: one recorded before budgets existed replays as it ran.
+	if over := policy.OverBudget(r.state.Budgets); over != nil {
+		r.observe(ctx, "failed", false)
+		return temporal.NewNonRetryableApplicationError(policy.BudgetNotice(*over), policy.ErrBudgetExceeded, nil, *over)
+	}
 	// Starters give these at start (ReplyStartOptions); a reply started without them sets them.
 	if _, given := workflow.GetTypedSearchAttributes(ctx).GetKeyword(saAgent); !given {
 		_ = workflow.UpsertTypedSearchAttributes(ctx, saAgent.ValueSet(r.req.Agent), saSession.ValueSet(r.req.Session))
@@ -217,6 +231,7 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 	tried := map[string]bool{}
 	rotations := map[policy.Reason]int{}
 	retries, continuation := 0, ""
+	var spent policy.Spend // what the calls of the attempt under way consumed
 	for profile := d.Profile; profile != ""; {
 		tried[profile] = true
 		r.status.Candidate, r.status.Profile = cand.String(), profile
@@ -232,6 +247,13 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 		p, rt := probe, retries
 		a := policy.Attempt{Provider: cand.Provider, Model: cand.Model, Profile: profile, Probe: &p, Retries: &rt,
 			Continues: r.held.Text != "", At: now}
+		if out.Spend != nil {
+			spent = spent.Add(*out.Spend)
+		}
+		if !spent.IsZero() {
+			s := spent
+			a.Spend = &s
+		}
 		if out.OK {
 			if err := r.record(ctx, cand, profile, out, now); err != nil {
 				return policy.ReplyResult{}, true, err
@@ -276,6 +298,7 @@ func (r *reply) tryCandidate(ctx workflow.Context, i int, cand policy.Candidate,
 		}
 		a.Result, a.Reason, a.Status, a.Code, a.Error = policy.ResultFailed, plan.Reason, out.Status, out.Code, out.Error
 		r.attempts = append(r.attempts, a)
+		spent = policy.Spend{}
 		r.log(ctx, policy.DecisionFailed, i, a, len(ordered), nil, plan.DecisionStep)
 		if plan.Cuts {
 			r.checked = workflow.GetVersion(ctx, changeContinuationCheck, workflow.DefaultVersion, 1) == 1
@@ -381,8 +404,12 @@ func (r *reply) succeed(ctx workflow.Context, i int, cand policy.Candidate, prof
 	answer.Text = r.held.Text + out.Text // the caller's whole answer, when it continued a cut stream
 	// The caller was billed for the cut attempts too.
 	answer.Input, answer.Output = answer.Input+r.held.BilledInput, answer.Output+r.held.BilledOutput
-	return policy.ReplyResult{Answer: answer, Served: policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
-		Attempts: r.joined(), Notices: notices}, nil
+	res := policy.ReplyResult{Answer: answer, Served: policy.Served{Provider: cand.Provider, Model: cand.Model, Profile: profile},
+		Attempts: r.joined(), Notices: notices}
+	if total := policy.TotalSpend(res.Attempts); !total.IsZero() {
+		res.Spend = &total
+	}
+	return res, nil
 }
 
 // fail ends the reply with the exhaustion as a non-retryable FallbackSummaryError.

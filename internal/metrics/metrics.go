@@ -26,6 +26,8 @@ var Bounds = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 
 var help = map[string]string{
 	"baton_attempts_total":   "Provider calls by provider, model, result and reason.",
 	"baton_cooldown_seconds": "Length of the cooldowns and disables failures opened.",
+	"baton_tokens_total":     "Tokens provider calls consumed, by provider, model and kind (input, output, cached_input, cache_write).",
+	"baton_cost_total":       "US dollars provider calls cost, by provider and model, at the catalog's prices (unpriced models add nothing).",
 }
 
 // sdkHelp is the HELP text of what the workflow emits through the SDK's replay-safe handler.
@@ -42,6 +44,8 @@ var declared = []struct {
 }{
 	{"baton_attempts_total", "counter", []string{"model", "provider", "reason", "result"}},
 	{"baton_cooldown_seconds", "histogram", []string{"provider", "reason"}},
+	{"baton_tokens_total", "counter", []string{"kind", "model", "provider"}},
+	{"baton_cost_total", "counter", []string{"model", "provider"}},
 }
 
 // Registry holds every series. The zero value is not usable: use New.
