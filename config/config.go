@@ -293,10 +293,7 @@ func CheckConfig(src []byte, hasProfile func(provider string) bool) (*policy.Con
 			out = append(out, e)
 		}
 	}
-	if len(out) > 0 {
-		return nil, out
-	}
-	return cfg, nil
+	return cfg, out // the config as far as it decoded, beside its problems (later checks read it)
 }
 
 // Unreachable names the model refs of a parsed config whose provider has neither a
@@ -405,7 +402,8 @@ func (d *configDecoder) duration(path string, v *jsonValue) time.Duration {
 	}
 }
 
-var profileModes = map[string]bool{"api_key": true, "oauth": true, "token": true, "aws-sdk": true}
+var profileModes = map[string]bool{"api_key": true, "oauth": true, "token": true, "aws-sdk": true,
+	"aws_keys": true, "service_account": true, "ambient": true}
 
 func (d *configDecoder) profiles(cfg *policy.Config, v *jsonValue) {
 	if !d.want("auth.profiles", v, jsonObject) {
@@ -428,7 +426,7 @@ func (d *configDecoder) profiles(cfg *policy.Config, v *jsonValue) {
 		if mode := m.value.get("mode"); mode != nil {
 			pc.Mode = d.str(path+".mode", mode)
 			if d.err == nil && !profileModes[pc.Mode] {
-				d.fail(path+".mode", mode, "%q is not one of api_key, oauth, token, aws-sdk", pc.Mode)
+				d.fail(path+".mode", mode, "%q is not one of api_key, oauth, token, aws-sdk, aws_keys, service_account, ambient", pc.Mode)
 			}
 		}
 		if e := m.value.get("email"); e != nil {

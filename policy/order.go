@@ -10,7 +10,33 @@ const (
 	TypeAPIKey = "api_key"
 	TypeOAuth  = "oauth"
 	TypeToken  = "token"
+	// The clouds' own credentials: an AWS access key pair (Bedrock), a Google service account's
+	// JSON key (Vertex AI), and none at all: the cloud's credential chain on the host (AWS's
+	// default chain, Google's application-default credentials).
+	TypeAWSKeys        = "aws_keys"
+	TypeServiceAccount = "service_account"
+	TypeAmbient        = "ambient"
 )
+
+// CredentialTypes lists every type a profile may have.
+var CredentialTypes = []string{TypeAPIKey, TypeOAuth, TypeToken, TypeAWSKeys, TypeServiceAccount, TypeAmbient}
+
+// CredentialFits reports whether a profile of type typ can authenticate to a provider speaking
+// api, and names the types that can when it cannot.
+func CredentialFits(api, typ string) (bool, []string) {
+	var fit []string
+	switch api {
+	case "bedrock-converse":
+		fit = []string{TypeAWSKeys, TypeAmbient, TypeAPIKey} // SigV4, or a Bedrock API key as a bearer
+	case "vertex-ai":
+		fit = []string{TypeServiceAccount, TypeAmbient, TypeToken, TypeOAuth}
+	case "google-gemini":
+		fit = []string{TypeAPIKey}
+	default:
+		fit = []string{TypeAPIKey, TypeToken, TypeOAuth} // a key or a bearer (Azure: api-key or Entra ID)
+	}
+	return slices.Contains(fit, typ), fit
+}
 
 // StoredProfile is what the store knows of a profile, without its secret.
 type StoredProfile struct {
@@ -51,7 +77,7 @@ func typeScore(t string) int {
 		return 0
 	case TypeToken:
 		return 1
-	case TypeAPIKey:
+	case TypeAPIKey, TypeAWSKeys, TypeServiceAccount:
 		return 2
 	}
 	return 3
@@ -93,6 +119,8 @@ func OrderProfiles(in OrderInput) []OrderedProfile {
 			return true
 		case TypeOAuth:
 			return in.Profiles[i].Type == TypeOAuth || in.Profiles[i].Type == TypeToken
+		case "aws-sdk": // OpenClaw's mode: the AWS SDK signs, from the host's chain or a stored pair
+			return in.Profiles[i].Type == TypeAmbient || in.Profiles[i].Type == TypeAWSKeys
 		default:
 			return m == in.Profiles[i].Type
 		}

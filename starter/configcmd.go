@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/batonhq/baton/config"
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/store"
 )
 
 // runConfig is `baton config check FILE`: every problem of a config, each with its key and line,
@@ -36,6 +39,7 @@ func runConfig(ctx context.Context, args []string, out, errOut io.Writer) int {
 	// The providers the store holds profiles for (with OPENAI_API_KEY and the like as profiles):
 	// a model ref whose provider has neither a models.providers entry nor a profile is refused.
 	var hasProfile func(string) bool
+	var misfits func(*policy.Config) ([]string, error)
 	// A --store that is not there is refused, as the other read-only commands refuse it (a
 	// check against an empty store would refuse every profile-only provider); the default one
 	// missing only means there are no profiles to check against.
@@ -58,10 +62,22 @@ func runConfig(ctx context.Context, args []string, out, errOut io.Writer) int {
 			return exitFailure
 		}
 		hasProfile = func(p string) bool { return providers[p] }
+		misfits = func(cfg *policy.Config) ([]string, error) { return profileMisfits(ctx, st, cfg, agents) }
 	}
-	_, problems := config.CheckConfig(src, hasProfile)
+	cfg, problems := config.CheckConfig(src, hasProfile)
 	for _, p := range problems {
 		fmt.Fprintf(out, "%s: %v\n", path, p)
+	}
+	if misfits != nil && cfg != nil {
+		list, err := misfits(cfg)
+		if err != nil {
+			fmt.Fprintf(errOut, "baton config check: %v\n", err)
+			return exitFailure
+		}
+		for _, m := range list {
+			fmt.Fprintf(out, "%s: %s\n", path, m)
+		}
+		problems = append(problems, make([]error, len(list))...)
 	}
 	if len(problems) > 0 {
 		fmt.Fprintf(errOut, "baton config check: %d problem(s) in %s\n", len(problems), path)
@@ -69,4 +85,32 @@ func runConfig(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	fmt.Fprintf(out, "%s: ok\n", path)
 	return 0
+}
+
+// profileMisfits names the stored profiles that cannot authenticate to their provider's API (an
+// API key for Vertex AI, a service account for Bedrock), each with the types that can.
+func profileMisfits(ctx context.Context, st *store.Store, cfg *policy.Config, agents []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, agent := range append([]string{"main"}, agents...) {
+		if seen[agent] {
+			continue
+		}
+		seen[agent] = true
+		profiles, err := st.ListAllProfiles(ctx, agent)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range profiles {
+			pc, ok := cfg.Providers[p.Provider]
+			if !ok || pc.API == "" {
+				continue
+			}
+			if fits, want := policy.CredentialFits(pc.API, p.Type); !fits {
+				out = append(out, fmt.Sprintf("models.providers.%s.api: profile %s (agent %s) is %s, which %s cannot take: store one of %s",
+					p.Provider, p.ID, agent, p.Type, pc.API, strings.Join(want, ", ")))
+			}
+		}
+	}
+	return out, nil
 }

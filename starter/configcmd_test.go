@@ -34,3 +34,20 @@ func TestConfigCheckPrintsEveryProblemWithItsLine(t *testing.T) {
 		t.Errorf("config check created %s", missing)
 	}
 }
+
+// config check names a cloud provider that lacks its region, with its line, and a stored profile
+// its provider's API cannot take.
+func TestConfigCheckKnowsTheClouds(t *testing.T) {
+	w := testsuite.NewWorld(t, `{}`, []store.Credential{
+		{ID: "vertex:key", Provider: "vertex", Type: "api_key", Key: "sk-vertex-wrong"},
+		{ID: "bedrock:env", Provider: "bedrock", Type: "ambient"},
+	}, nil)
+	file := filepath.Join(t.TempDir(), "openclaw.json5")
+	_ = os.WriteFile(file, []byte("{\n  models: {providers: {\n    bedrock: {api: \"bedrock-converse\", region: \"us-east-1\"},\n    vertex: {api: \"vertex-ai\"},\n  }}}"), 0o600)
+	code, out, _ := baton(t, "config", "check", file, "--store", w.StoreURL)
+	if code != exitFailure || !strings.Contains(out, "models.providers.vertex.region (line 4") ||
+		!strings.Contains(out, "profile vertex:key (agent main) is api_key, which vertex-ai cannot take: store one of service_account, ambient, token, oauth") ||
+		strings.Contains(out, "bedrock:env") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

@@ -275,8 +275,11 @@ func runAuthAdd(ctx context.Context, args []string, out, errOut io.Writer) int {
 	agent := fs.String("agent", "main", "agent id")
 	provider := fs.String("provider", "", "provider id, e.g. openai (required)")
 	id := fs.String("id", "", "profile id (default provider:default, or provider:<email>)")
-	typ := fs.String("type", policy.TypeAPIKey, "api_key, token or oauth")
-	key := fs.String("key", "", "the key or token (default: read one line from stdin, which keeps it out of shell history)")
+	typ := fs.String("type", policy.TypeAPIKey, strings.Join(policy.CredentialTypes, ", "))
+	key := fs.String("key", "", "the key or token; aws_keys: the secret access key (default: read one line from stdin, which keeps it out of shell history)")
+	accessKeyID := fs.String("access-key-id", "", "aws_keys: the access key id (AKIA… or ASIA…)")
+	sessionToken := fs.String("session-token", "", "aws_keys: the session token of a temporary key (ASIA…)")
+	keyFile := fs.String("key-file", "", "service_account: the service account's JSON key file (- reads it from stdin)")
 	email := fs.String("email", "", "account email (oauth)")
 	refresh := fs.String("refresh", "", "refresh token (oauth)")
 	expires := fs.String("expires", "", "expiry, RFC 3339 (oauth, token)")
@@ -306,15 +309,51 @@ func runAuthAdd(ctx context.Context, args []string, out, errOut io.Writer) int {
 		c.Expires = t.UTC()
 	}
 	secret := *key
-	if secret == "" {
-		line, err := bufio.NewReader(stdin).ReadString('\n')
-		if err != nil && line == "" {
-			fmt.Fprintln(errOut, "baton auth add: no key: pass --key or write it on stdin")
+	switch c.Type {
+	case policy.TypeAmbient:
+		// No secret: the host's credential chain supplies one at each call.
+		if secret != "" {
+			fmt.Fprintf(errOut, "baton auth add: profile %q: ambient stores no secret (the host's credential chain supplies one): drop --key\n", c.ID)
 			return exitUsage
 		}
-		secret = strings.TrimSpace(line)
+	case policy.TypeServiceAccount:
+		if *keyFile == "" {
+			fmt.Fprintln(errOut, "baton auth add: a service_account profile needs --key-file FILE (the service account's JSON key; - for stdin)")
+			return exitUsage
+		}
+		var data []byte
+		var err error
+		if *keyFile == "-" {
+			data, err = io.ReadAll(io.LimitReader(stdin, 1<<20))
+		} else {
+			data, err = os.ReadFile(*keyFile)
+		}
+		if err != nil {
+			fmt.Fprintf(errOut, "baton auth add: --key-file: %v\n", err)
+			return exitUsage
+		}
+		c.ServiceAccount = string(data)
+	default:
+		if secret == "" {
+			line, err := bufio.NewReader(stdin).ReadString('\n')
+			if err != nil && line == "" {
+				fmt.Fprintln(errOut, "baton auth add: no key: pass --key or write it on stdin")
+				return exitUsage
+			}
+			secret = strings.TrimSpace(line)
+		}
+	}
+	if (*accessKeyID != "" || *sessionToken != "") && c.Type != policy.TypeAWSKeys {
+		fmt.Fprintf(errOut, "baton auth add: --access-key-id and --session-token are for --type %s\n", policy.TypeAWSKeys)
+		return exitUsage
+	}
+	if *keyFile != "" && c.Type != policy.TypeServiceAccount {
+		fmt.Fprintf(errOut, "baton auth add: --key-file is for --type %s\n", policy.TypeServiceAccount)
+		return exitUsage
 	}
 	switch c.Type {
+	case policy.TypeAWSKeys:
+		c.AccessKeyID, c.SecretAccessKey, c.SessionToken = *accessKeyID, secret, *sessionToken
 	case policy.TypeAPIKey:
 		c.Key = secret
 	case policy.TypeToken:

@@ -20,6 +20,11 @@ type secretFields struct {
 	Token         string `json:"token,omitempty"`
 	ProjectID     string `json:"projectId,omitempty"`
 	EnterpriseURL string `json:"enterpriseUrl,omitempty"`
+	// The clouds' own (aws_keys, service_account).
+	AccessKeyID     string `json:"accessKeyId,omitempty"`
+	SecretAccessKey string `json:"secretAccessKey,omitempty"`
+	SessionToken    string `json:"sessionToken,omitempty"`
+	ServiceAccount  string `json:"serviceAccount,omitempty"`
 }
 
 // PutCredential adds or replaces a profile's credential. A new profile goes last in stored order.
@@ -32,7 +37,8 @@ func (s *Store) PutCredential(ctx context.Context, agent string, c Credential) e
 
 func (s *Store) putCredential(ctx context.Context, t *tx, agent string, c Credential) error {
 	plain, err := json.Marshal(secretFields{Key: c.Key, Access: c.Access, Refresh: c.Refresh, Token: c.Token,
-		ProjectID: c.ProjectID, EnterpriseURL: c.EnterpriseURL})
+		ProjectID: c.ProjectID, EnterpriseURL: c.EnterpriseURL, AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey,
+		SessionToken: c.SessionToken, ServiceAccount: c.ServiceAccount})
 	if err != nil {
 		return err
 	}
@@ -82,6 +88,7 @@ func (s *Store) Secret(ctx context.Context, agent, id string) (Credential, error
 	}
 	c.Expires = fromMS(expires)
 	c.Key, c.Access, c.Refresh, c.Token, c.ProjectID, c.EnterpriseURL = f.Key, f.Access, f.Refresh, f.Token, f.ProjectID, f.EnterpriseURL
+	c.AccessKeyID, c.SecretAccessKey, c.SessionToken, c.ServiceAccount = f.AccessKeyID, f.SecretAccessKey, f.SessionToken, f.ServiceAccount
 	return c, nil
 }
 

@@ -202,7 +202,11 @@ func parseLegacyProfiles(a *LegacyAgent, data []byte) error {
 			a.Skipped = append(a.Skipped, fmt.Sprintf("%s: a secret reference (keyRef/tokenRef) has no secret to import", id))
 			continue
 		}
-		c := Credential{ID: id, Provider: provider, Type: p.Type, Key: p.Key, Access: p.Access, Refresh: p.Refresh, Token: p.Token,
+		typ := p.Type
+		if typ == "aws-sdk" {
+			typ = policy.TypeAmbient // OpenClaw's aws-sdk profiles: the AWS credential chain, no stored secret
+		}
+		c := Credential{ID: id, Provider: provider, Type: typ, Key: p.Key, Access: p.Access, Refresh: p.Refresh, Token: p.Token,
 			Expires: epochMS(p.Expires), Email: p.Email, ProjectID: p.ProjectID, EnterpriseURL: p.EnterpriseURL}
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("profiles.%s: %w", id, err)

@@ -100,3 +100,22 @@ func TestReadLegacyNamesTheBadFileAndReturnsNothing(t *testing.T) {
 		t.Error("a missing state dir")
 	}
 }
+
+// OpenClaw's aws-sdk profiles (the AWS credential chain, no secret) come in as ambient ones.
+func TestDoctorTakesOpenClawsAWSSDKProfiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agents", "main", "agent")
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(path, "auth-profiles.json"), []byte(`{"version":1,"profiles":{"bedrock:default":{"type":"aws-sdk","provider":"bedrock"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	li, err := ReadLegacy(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := li.Agents["main"].Credentials; len(c) != 1 || c[0].Type != policy.TypeAmbient {
+		t.Errorf("credentials %+v", c)
+	}
+}

@@ -64,8 +64,16 @@ func (c Credential) Validate() error {
 		if c.Token == "" {
 			return fmt.Errorf("profile %q: token without a token", c.ID)
 		}
+	case policy.TypeAWSKeys:
+		return checkAWSKeys(c)
+	case policy.TypeServiceAccount:
+		return checkServiceAccount(c)
+	case policy.TypeAmbient:
+		if c.Key != "" || c.Token != "" || c.Access != "" || c.SecretAccessKey != "" || c.ServiceAccount != "" {
+			return fmt.Errorf("profile %q: ambient stores no secret (the host's credential chain supplies one)", c.ID)
+		}
 	default:
-		return fmt.Errorf("profile %q: type %q is not api_key, oauth or token", c.ID, c.Type)
+		return fmt.Errorf("profile %q: type %q is not one of %s", c.ID, c.Type, strings.Join(policy.CredentialTypes, ", "))
 	}
 	return nil
 }
