@@ -43,16 +43,42 @@ func PointAtFake(cfg *policy.Config, fake *fakeprovider.Server, creds []store.Cr
 				api = provider.APIAnthropicMessages
 			}
 		}
-		cfg.Providers[p] = policy.ProviderConfig{ID: p, BaseURL: fake.BaseURL(p, api == provider.APIAnthropicMessages), API: api, Models: cfg.Providers[p].Models}
+		pc := cfg.Providers[p]
+		pc.ID, pc.API, pc.BaseURL = p, api, fake.BaseURL(p, api == provider.APIAnthropicMessages)
+		switch api {
+		case provider.APIAzureOpenAI, provider.APIAzureOpenAIResponses, provider.APIBedrockConverse, provider.APIGoogleGemini, provider.APIVertexAI:
+			pc.BaseURL = fake.URL() + "/p/" + p // the clouds' SDKs add their own paths under the endpoint
+		}
+		cfg.Providers[p] = pc
 	}
 }
 
 // ModelsConfig is the config's `models` value naming each provider's base URL and API, for a
 // worker process that reads its config from a file (after PointAtFake).
 func ModelsConfig(cfg *policy.Config) string {
-	providers := map[string]map[string]string{}
+	providers := map[string]map[string]any{}
 	for id, pc := range cfg.Providers {
-		providers[id] = map[string]string{"baseUrl": pc.BaseURL, "api": pc.API}
+		e := map[string]any{"baseUrl": pc.BaseURL, "api": pc.API}
+		for k, v := range map[string]string{"region": pc.Region, "project": pc.Project, "apiVersion": pc.APIVersion} {
+			if v != "" {
+				e[k] = v
+			}
+		}
+		if len(pc.Models) > 0 {
+			var models []map[string]any
+			for _, m := range pc.Models {
+				mm := map[string]any{"id": m.ID}
+				if m.Cost != nil {
+					mm["cost"] = m.Cost
+				}
+				if m.Deployment != "" {
+					mm["deployment"] = m.Deployment
+				}
+				models = append(models, mm)
+			}
+			e["models"] = models
+		}
+		providers[id] = e
 	}
 	data, _ := json.Marshal(map[string]any{"providers": providers}) // strings only: cannot fail
 	return string(data)

@@ -42,7 +42,8 @@ func FromConfig(cfg *policy.Config) []Desired {
 		out = append(out, Desired{
 			ID:      CronPrefix + j.ID,
 			Spec:    client.ScheduleSpec{CronExpressions: []string{j.Cron}, TimeZoneName: j.TZ},
-			Request: workflows.ReplyRequest{Agent: j.Agent, Session: j.Session, Message: j.Message, FixedChain: &payload, WaitForCooldown: j.WaitForCooldown},
+			Request: workflows.ReplyRequest{Agent: j.Agent, Session: j.Session, Message: j.Message, FixedChain: &payload, WaitForCooldown: j.WaitForCooldown,
+				Job: j.ID, JobBudget: j.Budget},
 			Memo:    map[string]any{"baton": "cron", "cron": j.Cron, "tz": j.TZ, "managed": "config"},
 		})
 	}

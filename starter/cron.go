@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,6 +51,7 @@ func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 		noFallbacks                                               bool
 		wait                                                      time.Duration
 		from, to                                                  string
+		budget                                                    float64
 	)
 	switch sub {
 	case "add":
@@ -60,6 +62,7 @@ func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fs.StringVar(&fallbacks, "fallbacks", "", "payload.fallbacks: comma-separated provider/model list (default: the configured fallbacks)")
 		fs.BoolVar(&noFallbacks, "no-fallbacks", false, "payload.fallbacks: []: the job is strict")
 		fs.StringVar(&session, "session", "", "session key the runs reply in (default: none)")
+		fs.Float64Var(&budget, "budget-per-day", 0, "US dollars the job's runs may spend a UTC day, at the catalog's prices; a run that would start over it does not start (default: no budget)")
 		fs.DurationVar(&wait, "wait", 0, "payload.waitForCooldown: when every model is cooling down, sleep (durably) until the first comes back, for up to this long (e.g. 30m)")
 		fs.StringVar(&overlap, "overlap", "skip", "when a run is still going at the next time: skip, buffer_one, buffer_all, cancel_other, terminate_other, allow_all")
 	case "pause", "resume":
@@ -100,6 +103,14 @@ func runCron(ctx context.Context, args []string, out, errOut io.Writer) int {
 			return exitUsage
 		}
 		req.WaitForCooldown = wait
+		req.Job = fs.Arg(0)
+		if set["budget-per-day"] {
+			if budget < 0 || math.IsInf(budget, 0) || math.IsNaN(budget) {
+				fmt.Fprintf(errOut, "baton cron add: --budget-per-day %v is not an amount of US dollars (0 or more)\n", budget)
+				return exitUsage
+			}
+			req.JobBudget = &policy.Budget{PerDay: budget}
+		}
 		if err := checkCron(spec); err != nil {
 			fmt.Fprintf(errOut, "baton cron add: --cron: %v\n", err)
 			return exitUsage

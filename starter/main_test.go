@@ -31,6 +31,7 @@ func TestBadInputExits2WithOneLineNamingIt(t *testing.T) {
 		{[]string{"ping", "--address", "nohost"}, "--address"},
 		{[]string{"ping", "extra"}, `unexpected argument "extra"`},
 		{[]string{"version", "x"}, `unexpected argument "x"`},
+		{[]string{"cron", "add", "digest", "--cron", "0 9 * * *", "--budget-per-day", "-1", "the digest"}, "--budget-per-day -1 is not an amount of US dollars"},
 	}
 	for _, c := range cases {
 		code, _, stderr := baton(t, c.args...)
