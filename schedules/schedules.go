@@ -40,11 +40,11 @@ func FromConfig(cfg *policy.Config) []Desired {
 	for _, j := range cfg.CronJobs {
 		payload := j.Payload
 		out = append(out, Desired{
-			ID:      CronPrefix + j.ID,
-			Spec:    client.ScheduleSpec{CronExpressions: []string{j.Cron}, TimeZoneName: j.TZ},
+			ID:   CronPrefix + j.ID,
+			Spec: client.ScheduleSpec{CronExpressions: []string{j.Cron}, TimeZoneName: j.TZ},
 			Request: workflows.ReplyRequest{Agent: j.Agent, Session: j.Session, Message: j.Message, FixedChain: &payload, WaitForCooldown: j.WaitForCooldown,
 				Job: j.ID, JobBudget: j.Budget},
-			Memo:    map[string]any{"baton": "cron", "cron": j.Cron, "tz": j.TZ, "managed": "config"},
+			Memo: map[string]any{"baton": "cron", "cron": j.Cron, "tz": j.TZ, "managed": "config"},
 		})
 	}
 	agents := []string{"main"}
