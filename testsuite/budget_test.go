@@ -43,7 +43,7 @@ func TestACronJobOverItsDailyBudgetDoesNotStart(t *testing.T) {
 			t.Fatalf("run %d spent %+v (attempt %+v), want $1.00 for 10 input tokens", run, res.Spend, res.Attempts[0].Spend)
 		}
 	}
-	_, _, err = reply(t, c, tq, job) // $2.00 spent of $1.50
+	refused, _, err := reply(t, c, tq, job) // $2.00 spent of $1.50
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || appErr.Type() != policy.ErrBudgetExceeded ||
 		!strings.Contains(appErr.Error(), "cron job digest has spent $2.0000 of its $1.50") || !strings.Contains(appErr.Error(), "this run did not start") {
@@ -53,6 +53,8 @@ func TestACronJobOverItsDailyBudgetDoesNotStart(t *testing.T) {
 	if err := appErr.Details(&check); err != nil || check.Scope != "cron job digest" || check.Spent != 2 {
 		t.Errorf("the error's details: %+v, %v", check, err)
 	}
+	// The refused run's history replays (workflows/testdata), and its budget branch with it.
+	recordHistory(t, c, refused, "reply-budget-exceeded")
 	if n := len(w.Fake.Calls()); n != 2 {
 		t.Errorf("%d provider calls, want 2: the refused run calls nothing", n)
 	}

@@ -7,6 +7,10 @@ package workflows
 // history that took an ID not declared here. A change is retired (its old branch, its entry and
 // the histories recorded before it, together) once no reply that predates it can still run.
 //
+// A decision on data only a newer first step records needs no gate: the daily budget check
+// (issue 28) reads ReplyState.Budgets, which histories recorded before budgets do not hold, so they
+// replay as they ran; reply-budget-exceeded.json replays a run it refused.
+//
 // (The gates of the first development cycle, lean-history, skip-cache, switch-restart and
 // infra-retry, were retired with the histories recorded before them.)
 const (
