@@ -635,7 +635,8 @@ func (a *Activities) spend(ctx context.Context, req workflows.AttemptRequest, ou
 	}
 	st, err := a.store()
 	if err == nil {
-		reply, _, _ := strings.Cut(req.Key, "/")
+		// The reply is its run: a session's replies share one workflow id (its lane).
+		reply := req.Key[:max(strings.LastIndex(req.Key, "/"), 0)]
 		err = st.RecordSpend(ctx, store.SpendRow{Key: req.Key, Reply: reply, Agent: cmp.Or(req.ReplyAgent, req.Agent), Job: req.Job,
 			Provider: req.Provider, Model: req.Model, At: a.now(), Spend: sp})
 	}

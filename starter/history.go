@@ -14,7 +14,9 @@ import (
 
 	"github.com/batonhq/baton/history"
 	"github.com/batonhq/baton/internal/codec"
+	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/registry"
+	"github.com/batonhq/baton/ui"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
 )
@@ -203,10 +205,17 @@ func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
 		}
 		fmt.Fprintf(errOut, "baton explain: the timeline's picture is in %s\n", *svgOut)
 	}
+	// What the attempts spent, as their records say (a history from before spend was kept has none,
+	// and prints as it always did).
+	spent := ui.SpendOf(h, conv.Data, tl, nil)
 	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(tl)
+		if spent.Any() {
+			_ = enc.Encode(explainWithSpend(tl, spent))
+		} else {
+			_ = enc.Encode(tl)
+		}
 		return 0
 	}
 	r := tl.Request
@@ -216,8 +225,13 @@ func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tSTEP\tCANDIDATE\tPROFILE\tOUTCOME\tREASON\tSTATUS\tWAIT\tDECISION")
-	for _, s := range tl.Steps {
+	header := "TIME\tSTEP\tCANDIDATE\tPROFILE\tOUTCOME\tREASON\tSTATUS\tWAIT\tDECISION"
+	withSpend := spent.Any()
+	if withSpend {
+		header += "\tTOKENS\tCOST"
+	}
+	fmt.Fprintln(tw, header)
+	for i, s := range tl.Steps {
 		status, wait := "-", "-"
 		if s.Status != 0 {
 			status = fmt.Sprint(s.Status)
@@ -225,8 +239,19 @@ func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
 		if s.Wait > 0 {
 			wait = s.Wait.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.At.Format("15:04:05.000"), s.Kind, dash(s.Model), dash(s.Profile),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.At.Format("15:04:05.000"), s.Kind, dash(s.Model), dash(s.Profile),
 			dash(s.Outcome), dash(string(s.Reason)), status, wait, s.Decision)
+		if withSpend {
+			tokens, cost := "-", "-"
+			if sp := spent.Steps[i]; sp != nil {
+				tokens = ui.FormatTokens(*sp)
+				if sp.Priced {
+					cost = ui.FormatCost(sp.Cost)
+				}
+			}
+			fmt.Fprintf(tw, "\t%s\t%s", tokens, cost)
+		}
+		fmt.Fprintln(tw)
 	}
 	_ = tw.Flush()
 	switch {
@@ -241,7 +266,36 @@ func runExplain(ctx context.Context, args []string, out, errOut io.Writer) int {
 	default:
 		fmt.Fprintf(out, "result: %s\n", tl.Result)
 	}
+	if spent.Total != nil {
+		label := "spent"
+		if spent.SoFar {
+			label = "spent so far"
+		}
+		fmt.Fprintf(out, "%s: %s\n", label, ui.SpentLine(*spent.Total, spent.Unpriced))
+	}
 	return 0
+}
+
+// explainJSON is the timeline with what its attempts spent: each tried attempt's step carries
+// its record's spend, and the reply its total. Only a history that recorded some is printed so;
+// another prints the timeline as it always did.
+type explainJSON struct {
+	*history.Timeline
+	Steps []explainStep `json:"steps"` // shadows the timeline's own
+	Spend *policy.Spend `json:"spend,omitempty"`
+}
+
+type explainStep struct {
+	history.Step
+	Spend *policy.Spend `json:"spend,omitempty"`
+}
+
+func explainWithSpend(tl *history.Timeline, spent ui.ReplySpend) explainJSON {
+	out := explainJSON{Timeline: tl, Steps: make([]explainStep, len(tl.Steps)), Spend: spent.Total}
+	for i, s := range tl.Steps {
+		out.Steps[i] = explainStep{Step: s, Spend: spent.Steps[i]}
+	}
+	return out
 }
 
 // writeFileAtomic writes data to path whole or not at all: a temporary file beside it, renamed.

@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/batonhq/baton/policy"
+	"github.com/batonhq/baton/ui"
 	"github.com/batonhq/baton/workflows"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -29,6 +32,9 @@ type replyRow struct {
 	FailoverReason string     `json:"failoverReason,omitempty"`
 	Attempts       int64      `json:"attempts,omitempty"`
 	UsedFallback   bool       `json:"usedFallback"`
+	// Spend is what the reply's calls spent, from the store's ledger; absent when it recorded
+	// none or the store could not be read.
+	Spend *policy.Spend `json:"spend,omitempty"`
 }
 
 // runReplies is `baton replies`: recent Reply workflows from visibility, filtered by baton's
@@ -44,6 +50,7 @@ func runReplies(ctx context.Context, args []string, out, errOut io.Writer) int {
 	since := fs.Duration("since", 0, "only replies started within this long, e.g. 24h (default: any time)")
 	limit := fs.Int("limit", 20, "at most this many, the most recent first")
 	asJSON := fs.Bool("json", false, "print the replies as JSON")
+	storeURL := storeFlag(fs) // for the spend columns: a store that is not there leaves them empty
 	set, code, ok := parseFlags(fs, args, errOut)
 	if !ok {
 		return code
@@ -101,6 +108,7 @@ func runReplies(ctx context.Context, args []string, out, errOut io.Writer) int {
 			break
 		}
 	}
+	addSpend(ctx, rows, *storeURL, set["store"] || os.Getenv("BATON_STORE") != "", errOut)
 	if *asJSON {
 		if rows == nil {
 			rows = []replyRow{}
@@ -114,22 +122,68 @@ func runReplies(ctx context.Context, args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(out, "No replies match %s.\n", query)
 		return 0
 	}
+	printReplies(out, rows)
+	return 0
+}
+
+// printReplies is the replies' table.
+func printReplies(out io.Writer, rows []replyRow) {
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STARTED\tWORKFLOW ID\tSTATUS\tAGENT\tSESSION\tFINAL MODEL\tATTEMPTS\tFAILOVER")
+	fmt.Fprintln(tw, "STARTED\tWORKFLOW ID\tSTATUS\tAGENT\tSESSION\tFINAL MODEL\tATTEMPTS\tFAILOVER\tTOKENS\tCOST")
 	for _, r := range rows {
-		attempts, failover := "1", "-"
+		attempts, failover, tokens, cost := "1", "-", "-", "-"
 		if r.Attempts > 0 {
 			attempts = fmt.Sprint(r.Attempts)
 		}
 		if r.UsedFallback || r.FailoverReason != "" {
 			failover = dash(r.FailoverReason)
 		}
+		if r.Spend != nil {
+			tokens, cost = ui.FormatTokens(*r.Spend), "unpriced"
+			if r.Spend.Priced {
+				cost = ui.FormatCost(r.Spend.Cost)
+			}
+		}
 		// A reply answered by its requested model at the first try sets no final-model attribute.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Start.UTC().Format(time.RFC3339), r.WorkflowID, r.Status, dash(r.Agent),
-			dash(r.Session), dash(r.FinalModel), attempts, failover)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Start.UTC().Format(time.RFC3339), r.WorkflowID, r.Status, dash(r.Agent),
+			dash(r.Session), dash(r.FinalModel), attempts, failover, tokens, cost)
 	}
 	_ = tw.Flush()
-	return 0
+}
+
+// addSpend fills in what each reply spent from the store's ledger. The list is visibility's: a
+// store that is not there, or cannot be read, leaves the spend out (said on errOut when it was
+// named, by --store or BATON_STORE, or when reading failed) and fails nothing.
+func addSpend(ctx context.Context, rows []replyRow, storeURL string, named bool, errOut io.Writer) {
+	if len(rows) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a store away costs the listing no more
+	defer cancel()
+	if storeMissing(storeURL) {
+		if named {
+			fmt.Fprintf(errOut, "baton replies: --store / BATON_STORE: %s does not exist: the replies' spend is not shown\n", storeURL)
+		}
+		return
+	}
+	st, err := openStore(ctx, storeURL)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton replies: the replies' spend is not shown: %v\n", err)
+		return
+	}
+	defer st.Close()
+	runs := make([]ui.Run, len(rows))
+	for i, r := range rows {
+		runs[i] = ui.Run{WorkflowID: r.WorkflowID, RunID: r.RunID, Agent: r.Agent, Session: r.Session}
+	}
+	spends, err := ui.SpendOfRuns(ctx, st, runs)
+	if err != nil {
+		fmt.Fprintf(errOut, "baton replies: the replies' spend is not shown: %v\n", err)
+		return
+	}
+	for i := range rows {
+		rows[i].Spend = spends[i]
+	}
 }
 
 // repliesQuery is the visibility query for the filters; values are quoted as the SQL-like

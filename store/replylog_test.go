@@ -465,7 +465,7 @@ func TestAVersion4DatabaseGainsReplyLogsAndResponses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, q := range []string{`DROP TABLE reply_log_batches`, `DROP TABLE reply_logs`, `DROP TABLE responses`, `UPDATE schema_version SET version = 4`} {
+		for _, q := range []string{`DROP TABLE spend`, `DROP TABLE reply_log_batches`, `DROP TABLE reply_logs`, `DROP TABLE responses`, `UPDATE schema_version SET version = 4`} {
 			if _, err := s.db.Exec(q); err != nil {
 				t.Fatal(err)
 			}

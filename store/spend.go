@@ -17,7 +17,7 @@ import (
 // SpendRow is one call's spend.
 type SpendRow struct {
 	Key      string // the attempt's identity: <workflow id>/<run id>/<n>
-	Reply    string // the reply's workflow id
+	Reply    string // the reply's run: <workflow id>/<run id> (a session's replies share a workflow id)
 	Agent    string // the reply's agent (whose budget it counts against)
 	Job      string // the cron job that started the reply, "" for none
 	Provider string
@@ -59,8 +59,8 @@ func (s *Store) SpentOn(ctx context.Context, agent, job string, at time.Time) (p
 	return rows[""], nil
 }
 
-// SpendOfReplies is what each of these replies (workflow ids) spent; a reply that spent nothing
-// recorded is absent.
+// SpendOfReplies is what each of these replies (SpendRow.Reply: <workflow id>/<run id>) spent; a
+// reply that spent nothing recorded is absent.
 func (s *Store) SpendOfReplies(ctx context.Context, replies []string) (map[string]policy.Spend, error) {
 	if len(replies) == 0 {
 		return map[string]policy.Spend{}, nil

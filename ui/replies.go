@@ -35,6 +35,8 @@ type repliesView struct {
 	Err     string
 	More    bool
 	Reasons []string
+	// SpendErr says why the replies' spend could not be read from the store's ledger.
+	SpendErr string
 }
 
 // replyFilter is the form above the list.
@@ -57,6 +59,9 @@ type replyRow struct {
 	Link, WebUI  string
 	SessionLink  string
 	StatusFamily string // ok, fallback, failed, running, other
+	// Spend is what the reply's calls spent, from the store's ledger; nil: none recorded (or no
+	// store).
+	Spend *policy.Spend
 }
 
 // outcomes the filter offers: the query each adds.
@@ -132,7 +137,28 @@ func (h *handler) replies(ctx context.Context, q url.Values) repliesView {
 		}
 	}
 	v.More = len(token) > 0
+	h.addSpend(ctx, &v)
 	return v
+}
+
+// addSpend reads what the listed replies spent from the store's ledger; without a store the
+// column stays empty, and a ledger that cannot be read is said beside the list.
+func (h *handler) addSpend(ctx context.Context, v *repliesView) {
+	if h.o.Store == nil || len(v.Rows) == 0 {
+		return
+	}
+	runs := make([]Run, len(v.Rows))
+	for i, r := range v.Rows {
+		runs[i] = Run{WorkflowID: r.WorkflowID, RunID: r.RunID, Agent: r.Agent, Session: r.Session}
+	}
+	spends, err := SpendOfRuns(ctx, h.o.Store, runs)
+	if err != nil {
+		v.SpendErr = "spend: " + errText(err)
+		return
+	}
+	for i := range v.Rows {
+		v.Rows[i].Spend = spends[i]
+	}
 }
 
 var allReasons = []policy.Reason{policy.ReasonRateLimit, policy.ReasonOverloaded, policy.ReasonBilling, policy.ReasonAuth,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton/history"
 	"github.com/batonhq/baton/internal/codec"
+	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/api/serviceerror"
 )
@@ -27,6 +28,10 @@ type replyPage struct {
 	WebUI     string
 	SVGLink   string
 	NextLink  string
+	// HasSpend: some attempt recorded what it spent (the steps table shows tokens and cost);
+	// Spent is the reply's total in a line, "" when none was recorded.
+	HasSpend bool
+	Spent    string
 }
 
 // stepRow is a row of the table under the picture.
@@ -36,6 +41,7 @@ type stepRow struct {
 	Offset string
 	Tone   string
 	Label  string
+	Spend  *policy.Spend // a tried attempt's, on the line of its last call
 }
 
 // liveStatus is a running reply's status query.
@@ -74,6 +80,7 @@ func (h *handler) load(ctx context.Context, id, run string) (*replyPage, int) {
 	}
 	codec.DecodeFailures(hist, h.dc) // failure messages are encoded too under BATON_PAYLOAD_KEY
 	opts := history.Options{DataConverter: h.dc}
+	var running []policy.Attempt // a running reply's attempts so far, as its status query says
 	tl, err := history.ExplainWith(hist, opts)
 	if err != nil {
 		p.Err = errText(err)
@@ -92,6 +99,7 @@ func (h *handler) load(ctx context.Context, id, run string) (*replyPage, int) {
 			p.Live.Err = "status query: " + errText(err)
 		} else {
 			p.Live.Candidate, p.Live.Profile, p.Live.WaitUntil = st.Candidate, st.Profile, st.WaitUntil
+			running = st.Attempts
 			if len(st.Attempts) > 0 {
 				opts.Attempts = st.Attempts
 				if again, err := history.ExplainWith(hist, opts); err == nil {
@@ -102,8 +110,16 @@ func (h *handler) load(ctx context.Context, id, run string) (*replyPage, int) {
 	}
 	p.Timeline = tl
 	p.SVG = history.RenderSVG(tl, history.SVGOptions{Now: p.Now})
+	spent := SpendOf(hist, h.dc, tl, running)
+	p.HasSpend = spent.Any()
+	if spent.Total != nil {
+		p.Spent = SpentLine(*spent.Total, spent.Unpriced)
+		if spent.SoFar {
+			p.Spent += " so far"
+		}
+	}
 	for i, s := range tl.Steps {
-		row := stepRow{N: i + 1, Step: s, Tone: history.Tone(s)}
+		row := stepRow{N: i + 1, Step: s, Tone: history.Tone(s), Spend: spent.Steps[i]}
 		if !tl.Start.IsZero() {
 			row.Offset = "+" + history.Short(s.At.Sub(tl.Start))
 		}

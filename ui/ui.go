@@ -282,5 +282,13 @@ var funcs = template.FuncMap{
 		return v
 	},
 	"add": func(a, b int) int { return a + b },
+	// What replies spent, formatted as the CLI prints it (spend.go).
+	"cost": FormatCost,
+	"tokens": func(s *policy.Spend) string {
+		if s == nil {
+			return "–"
+		}
+		return FormatTokens(*s)
+	},
 	"svg": func(b []byte) template.HTML { return template.HTML(b) }, // RenderSVG escapes every text it draws
 }
