@@ -220,6 +220,7 @@ func TestClassifyStatusAtTheStartOfTheText(t *testing.T) {
 }
 
 var quotaAt429Cases = []classifyCase{
+	{"Google's deadline is a timeout, not an expired credential", Failure{Status: 504, Code: "SERVER_ERROR", Type: "DEADLINE_EXCEEDED", Message: "Deadline expired before operation could complete."}, ReasonTimeout},
 	{"a quota exceeded is rate_limit though the code says insufficient_quota", Failure{Status: 429, Code: "insufficient_quota", Message: "You exceeded your current quota, please check your plan and billing details."}, ReasonRateLimit},
 	{"an allotment used up is rate_limit though the type says insufficient_quota", Failure{Status: 429, Type: "insufficient_quota", Message: "You have exceeded your monthly allotment of requests"}, ReasonRateLimit},
 	{"Google's quota exceeded is rate_limit", Failure{Status: 429, Message: "Quota exceeded for quota metric 'Generate Content API requests per minute'"}, ReasonRateLimit},

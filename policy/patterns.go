@@ -372,5 +372,8 @@ func classifyProviderMessage(lower, provider string, status int) Reason {
 	if strings.Contains(lower, "concurrency limit reached") || strings.Contains(lower, "throttlingexception") {
 		return ReasonRateLimit
 	}
+	if strings.Contains(lower, "deadline expired before operation could complete") {
+		return ReasonTimeout // gRPC's DEADLINE_EXCEEDED in Google's words: no credential expired
+	}
 	return ReasonNone
 }

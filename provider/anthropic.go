@@ -625,7 +625,13 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 	} else {
 		opts = append(opts, option.WithAPIKey(secret))
 	}
-	client := anthropic.NewClient(opts...)
+	return streamAnthropic(ctx, req, anthropic.NewClient(opts...), "v1/messages", nil, clk, em)
+}
+
+// streamAnthropic posts the turn as a Messages request to path through client and assembles the
+// stream: completeAnthropic's on Anthropic's API, and Claude on Vertex AI's (vertex.go), whose path
+// names the model and whose wire (bodyOpts: the fields its body lacks or adds) differs.
+func streamAnthropic(ctx context.Context, req Request, client anthropic.Client, path string, bodyOpts []option.RequestOption, clk *clock, em *emitter) (Response, error) {
 	body, jsonTool := anthropicBody(req.Model, req.Turn, nil, PrefillSent(req.Prefill))
 	if req.Continuation == ContinueInstruction && len(body.Messages) > 0 && PrefillSent(req.Prefill) != "" {
 		// The answer so far stays the last assistant message; a user message asks to go on.
@@ -637,10 +643,11 @@ func completeAnthropic(ctx context.Context, req Request, hc *http.Client, secret
 			callOpts = append(callOpts, option.WithJSONSet(kv.path, kv.value))
 		}
 	}
+	callOpts = append(callOpts, bodyOpts...)
 
 	// As for OpenAI: the SDK sends the request and parses SSE; events decode into a lean struct.
 	var raw *http.Response
-	err := client.Post(ctx, "v1/messages", body, &raw, callOpts...)
+	err := client.Post(ctx, path, body, &raw, callOpts...)
 	var resp Response
 	dec := ssestream.NewDecoder(raw)
 	if dec != nil {

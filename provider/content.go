@@ -79,7 +79,9 @@ type Part struct {
 	IsError   bool   `json:"isError,omitempty"`
 	// Reasoning: Anthropic's signature, or a redacted block's opaque data; or an OpenAI Responses
 	// reasoning item, by its id and encrypted content, which only that wire takes back (the others
-	// drop such a part, as one without a signature).
+	// drop such a part, as one without a signature); or a Gemini thought signature: Encrypted
+	// without a ReasoningID, CallID naming the call it came on ("" for a text answer's), which
+	// only the Gemini wire takes back (google.go).
 	Signature   string `json:"signature,omitempty"`
 	Redacted    string `json:"redacted,omitempty"`
 	ReasoningID string `json:"reasoningId,omitempty"`

@@ -891,8 +891,8 @@ func dropSeedAndPenalties(p Params, d *drops) {
 	}
 }
 
-// Dropped lists the fields of a turn that a wire (APIOpenAICompletions, APIOpenAIResponses or
-// APIAnthropicMessages; anything else is read as the first) cannot carry and leaves out, for
+// Dropped lists the fields of a turn that a wire (one of APIs; anything else is read as
+// APIOpenAICompletions) cannot carry and leaves out, for
 // logs: parameters ("params.seed"), fields of tools ("tools.strict"), fields of message content
 // ("messages.content.cacheControl"), parts the wire cannot take where they are
 // ("messages.content.reasoning (in an assistant message)"), and extra fields not forwarded
@@ -910,6 +910,8 @@ func Dropped(t Turn, api string) []string {
 				forwarded[f.key] = true
 			}
 		}
+	case APIGoogleGemini, APIVertexAI:
+		geminiDrops(t, d) // Claude on Vertex AI drops what anthropic-messages drops
 	case APIOpenAIResponses, APIAzureOpenAIResponses:
 		body := responsesBody("m", t, d)
 		if t.Wire == WireResponses {
