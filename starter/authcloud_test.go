@@ -1,35 +1,14 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/json"
-	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/testsuite"
 )
-
-// serviceAccountJSON is a Google service account's key file with a fresh RSA key.
-func serviceAccountJSON(t *testing.T, email string) string {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 1024) // a test key: size does not matter here
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "acme-ai", "private_key_id": "k1",
-		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), "client_email": email,
-		"token_uri": "https://oauth2.googleapis.com/token"})
-	return string(data)
-}
 
 // `auth add` takes the clouds' credentials, and refuses a malformed one naming what is wrong,
 // writing nothing and never echoing the secret.
@@ -45,7 +24,7 @@ func TestAuthAddTakesTheCloudsCredentials(t *testing.T) {
 		}
 		return p
 	}
-	good := serviceAccountJSON(t, "baton@acme-ai.iam.gserviceaccount.com")
+	good := testsuite.ServiceAccount(t, "baton@acme-ai.iam.gserviceaccount.com", "https://oauth2.googleapis.com/token")
 	const keyID, secret = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
 	refused := []struct {
