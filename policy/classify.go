@@ -352,6 +352,11 @@ func classify429(said, coded Reason, lowerText, lowerDetail string) Reason {
 		return ReasonBilling
 	case said == ReasonNone && coded == ReasonBilling:
 		return ReasonBilling
+	case said == ReasonNone && coded == ReasonOverloaded,
+		strings.Contains(lowerText, "modelnotreadyexception"), strings.Contains(lowerDetail, "modelnotreadyexception"):
+		// A busy model, in the seeds' words (ModelNotReadyException), or as a cloud's adapter
+		// names it, is an overload though it comes as a 429.
+		return ReasonOverloaded
 	}
 	return ReasonRateLimit
 }

@@ -220,6 +220,9 @@ func TestClassifyStatusAtTheStartOfTheText(t *testing.T) {
 }
 
 var quotaAt429Cases = []classifyCase{
+	{"Bedrock's ModelNotReadyException is an overload though a 429", Failure{Status: 429, Message: "ModelNotReadyException: The model is not ready to serve inference requests."}, ReasonOverloaded},
+	{"a 429 a cloud's adapter codes as overloaded is one", Failure{Status: 429, Code: "OVERLOADED", Type: "ModelNotReadyException", Message: "Model is not ready."}, ReasonOverloaded},
+	{"a 429 that says overloaded in other words stays a rate limit", Failure{Status: 429, Message: "The engine is currently overloaded, please try again later"}, ReasonRateLimit},
 	{"Google's deadline is a timeout, not an expired credential", Failure{Status: 504, Code: "SERVER_ERROR", Type: "DEADLINE_EXCEEDED", Message: "Deadline expired before operation could complete."}, ReasonTimeout},
 	{"a quota exceeded is rate_limit though the code says insufficient_quota", Failure{Status: 429, Code: "insufficient_quota", Message: "You exceeded your current quota, please check your plan and billing details."}, ReasonRateLimit},
 	{"an allotment used up is rate_limit though the type says insufficient_quota", Failure{Status: 429, Type: "insufficient_quota", Message: "You have exceeded your monthly allotment of requests"}, ReasonRateLimit},

@@ -910,6 +910,8 @@ func Dropped(t Turn, api string) []string {
 				forwarded[f.key] = true
 			}
 		}
+	case APIBedrockConverse:
+		bedrockDrops(t, d)
 	case APIGoogleGemini, APIVertexAI:
 		geminiDrops(t, d) // Claude on Vertex AI drops what anthropic-messages drops
 	case APIOpenAIResponses, APIAzureOpenAIResponses:

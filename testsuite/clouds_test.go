@@ -69,3 +69,65 @@ func TestAChainFromOpenAIToAzureFailsOverOnInsufficientQuota(t *testing.T) {
 		t.Errorf("Azure's call: %+v (want the deployment, with the tool)", last)
 	}
 }
+
+// The same Claude on three clouds: Anthropic overloaded (529), Bedrock throttled, Vertex AI
+// answers with the tool call intact. Each cloud authenticates its own way: an API key, a SigV4
+// key pair, a service account traded for a token at the fake's token endpoint.
+func TestTheSameModelOnThreeCloudsAnswersFromTheThird(t *testing.T) {
+	const keyID, secretKey = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	const email = "baton@acme-ai.iam.gserviceaccount.com"
+	testsuite.RegisterSecret(secretKey)
+	w := testsuite.NewWorld(t, `{agents: {defaults: {model: {primary: "anthropic/claude-sonnet-4-5",
+			fallbacks: ["bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", "vertex/claude-sonnet-4-5@20250929"]}}},
+		models: {providers: {bedrock: {api: "bedrock-converse", region: "us-east-1"},
+			vertex: {api: "vertex-ai", region: "us-east5", project: "acme-ai"}}}}`,
+		[]store.Credential{{ID: "anthropic:a", Provider: "anthropic", Type: "api_key", Key: "sk-ant-three-clouds"}},
+		[]fakeprovider.Rule{
+			{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Status: 529,
+				Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}}},
+			{Match: fakeprovider.Match{Provider: "bedrock"}, Respond: []fakeprovider.Response{{Status: 429,
+				Headers: map[string]string{"x-amzn-ErrorType": "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"},
+				Body:    `{"message":"Too many requests, please wait before trying again."}`}}},
+			{Match: fakeprovider.Match{Provider: "vertex"}, Respond: []fakeprovider.Response{{Text: "Checking.",
+				ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_v1", Name: "weather", Arguments: `{"city":"Paris"}`}}}}},
+		})
+	ctx := context.Background()
+	for _, c := range []store.Credential{
+		{ID: "bedrock:keys", Provider: "bedrock", Type: "aws_keys", AccessKeyID: keyID, SecretAccessKey: secretKey},
+		{ID: "vertex:sa", Provider: "vertex", Type: "service_account", ServiceAccount: testsuite.ServiceAccount(t, email, w.Fake.URL()+"/p/vertex/token")},
+	} {
+		if err := w.Store.PutCredential(ctx, "main", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Fake.AddCredential(keyID, "bedrock:keys")
+	w.Fake.AddCredential(fakeprovider.FakeAccessToken(email), "vertex:sa")
+	c := testsuite.Client(t)
+	tq := testsuite.TaskQueue(t)
+	testsuite.StartWorker(t, c, tq, w.Acts)
+	req, err := workflows.WithTurn(ctx, w.Store, workflows.ReplyRequest{Agent: "main", Session: "three-clouds"}, toolTurn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res, err := reply(t, c, tq, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := describe(res.Attempts); len(got) != 3 || res.Attempts[0].Reason != policy.ReasonOverloaded || res.Attempts[1].Reason != policy.ReasonRateLimit ||
+		res.Served != (policy.Served{Provider: "vertex", Model: "claude-sonnet-4-5@20250929", Profile: "vertex:sa"}) {
+		t.Fatalf("attempts %v, served %+v", got, res.Served)
+	}
+	if calls := toolCallsOf(t, res); len(calls) != 1 || calls[0].ID != "toolu_v1" || calls[0].Name != "weather" || calls[0].Arguments != `{"city":"Paris"}` {
+		t.Errorf("tool calls %+v, text %q", calls, res.Text)
+	}
+	byProvider := map[string]fakeprovider.Call{}
+	for _, call := range w.Fake.Calls() {
+		byProvider[call.Provider] = call
+	}
+	if b := byProvider["bedrock"]; b.Profile != "bedrock:keys" || b.Model != "anthropic.claude-sonnet-4-5-20250929-v1:0" || b.Tools != 1 {
+		t.Errorf("Bedrock's call %+v: want it signed with the stored pair, for the model, with the tool", b)
+	}
+	if v := byProvider["vertex"]; v.Profile != "vertex:sa" || v.Tools != 1 {
+		t.Errorf("Vertex AI's call %+v: want the service account's token, with the tool", v)
+	}
+}

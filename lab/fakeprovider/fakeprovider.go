@@ -11,7 +11,8 @@
 //
 // Base URLs: {URL}/p/{provider}/v1 for OpenAI-format providers (Chat Completions and Responses:
 // the SDK adds /chat/completions or /responses) and {URL}/p/{provider} for Anthropic (its SDK
-// adds /v1/messages).
+// adds /v1/messages) and for the clouds, whose wires name the model in the path: Azure OpenAI
+// (azure.go), Amazon Bedrock's Converse (bedrock.go), the Gemini API and Vertex AI (google.go).
 package fakeprovider
 
 import (
