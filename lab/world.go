@@ -33,6 +33,9 @@ func PointAtFake(cfg *policy.Config, fake *fakeprovider.Server, creds []store.Cr
 	for _, c := range creds {
 		providers[c.Provider] = true
 	}
+	for p := range cfg.Providers { // a provider the config describes, whoever names it later
+		providers[p] = true
+	}
 	for p := range providers {
 		// A provider keeps the API its config names (the fake speaks each); by default anthropic
 		// speaks Anthropic Messages and the rest Chat Completions.
