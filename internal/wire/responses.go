@@ -661,6 +661,8 @@ type reasoningBlobData struct {
 	Redacted    string `json:"redacted,omitempty"`
 	ReasoningID string `json:"reasoningId,omitempty"`
 	Encrypted   string `json:"encrypted,omitempty"`
+	// CallID ties a Gemini thought signature to the call it came on (provider.Part).
+	CallID string `json:"callId,omitempty"`
 }
 
 // reasoningBlob is a reasoning part as encrypted_content ("" when the part has nothing opaque,
@@ -669,7 +671,8 @@ func reasoningBlob(p provider.Part) string {
 	if !opaque(p) {
 		return ""
 	}
-	b, _ := json.Marshal(reasoningBlobData{Text: p.Text, Signature: p.Signature, Redacted: p.Redacted, ReasoningID: p.ReasoningID, Encrypted: p.Encrypted})
+	b, _ := json.Marshal(reasoningBlobData{Text: p.Text, Signature: p.Signature, Redacted: p.Redacted, ReasoningID: p.ReasoningID,
+		Encrypted: p.Encrypted, CallID: p.CallID})
 	return reasoningBlobPrefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -684,7 +687,7 @@ func partFromBlob(s string) (provider.Part, bool) {
 		return provider.Part{}, false
 	}
 	return provider.Part{Type: provider.PartReasoning, Text: data.Text, Signature: data.Signature, Redacted: data.Redacted,
-		ReasoningID: data.ReasoningID, Encrypted: data.Encrypted}, true
+		ReasoningID: data.ReasoningID, Encrypted: data.Encrypted, CallID: data.CallID}, true
 }
 
 // opaque reports whether a reasoning part holds what only its provider reads.

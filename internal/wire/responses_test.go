@@ -792,3 +792,13 @@ func FuzzDecodeResponses(f *testing.F) {
 		}
 	})
 }
+
+// A Gemini thought signature keeps the call it came on through a Responses caller's round trip,
+// so it goes back to Gemini on that call (provider.Part).
+func TestAGeminiSignatureKeepsItsCallThroughTheResponsesWire(t *testing.T) {
+	in := provider.Part{Type: provider.PartReasoning, Encrypted: "c2lnbmF0dXJl", CallID: "call_w1"}
+	out, ok := partFromBlob(reasoningBlob(in))
+	if !ok || !reflect.DeepEqual(out, in) {
+		t.Errorf("round trip %+v, want %+v", out, in)
+	}
+}
