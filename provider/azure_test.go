@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/batonhq/baton/lab/fakeprovider"
@@ -17,30 +16,7 @@ import (
 // Azure OpenAI against the fake's Azure paths: where each call goes, how it authenticates, and
 // what Azure's own errors classify as.
 
-// sent records the requests a transport passed on (the base under the adapter's own).
-type sent struct {
-	mu   sync.Mutex
-	reqs []*http.Request
-}
-
-func (s *sent) RoundTrip(r *http.Request) (*http.Response, error) {
-	s.mu.Lock()
-	s.reqs = append(s.reqs, r.Clone(context.Background()))
-	s.mu.Unlock()
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func (s *sent) last(t *testing.T) *http.Request {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.reqs) == 0 {
-		t.Fatal("no request went out")
-	}
-	return s.reqs[len(s.reqs)-1]
-}
-
-func azureRequest(fp *fakeprovider.Server, rec *sent) provider.Request {
+func azureRequest(fp *fakeprovider.Server, rec *sentRequest) provider.Request {
 	req := request(fp, "azure")
 	req.API, req.BaseURL, req.Model = provider.APIAzureOpenAI, fp.URL()+"/p/azure", "gpt-4o"
 	req.HTTPClient = &http.Client{Transport: rec}
@@ -69,7 +45,7 @@ func TestAzureSendsTheDeploymentTheVersionAndTheKey(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rec := &sent{}
+			rec := &sentRequest{}
 			req := azureRequest(fp, rec)
 			req.API, req.APIVersion, req.Deployment, req.Credential = c.api, c.version, c.deployment, c.cred
 			resp, err := provider.Complete(context.Background(), req)
@@ -98,7 +74,7 @@ func TestAzureSendsTheDeploymentTheVersionAndTheKey(t *testing.T) {
 func TestAProvidersHeadersAndQueryGoWithEveryCall(t *testing.T) {
 	fp := start(t, nil)
 	for _, api := range []string{provider.APIOpenAICompletions, provider.APIAnthropicMessages, provider.APIAzureOpenAI} {
-		rec := &sent{}
+		rec := &sentRequest{}
 		req := azureRequest(fp, rec)
 		if api != provider.APIAzureOpenAI {
 			id := map[string]string{provider.APIOpenAICompletions: "openai", provider.APIAnthropicMessages: "anthropic"}[api]
@@ -151,7 +127,7 @@ func TestAzureErrorsClassify(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fp := start(t, []fakeprovider.Rule{{Respond: []fakeprovider.Response{{Status: c.status, Headers: c.headers, Body: c.body}}}})
-			_, err := provider.Complete(context.Background(), azureRequest(fp, &sent{}))
+			_, err := provider.Complete(context.Background(), azureRequest(fp, &sentRequest{}))
 			var pe *provider.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("%v, want a provider error", err)

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"testing"
 
 	"github.com/batonhq/baton/lab/fakeprovider"
@@ -14,9 +13,6 @@ import (
 // does not: the official OpenAI client asks, the fake speaks Bedrock's event stream, Gemini's and
 // Vertex AI's (Gemini and Claude) wires, and the tool call and the follow-up answer come back whole.
 func TestEachCloudRunsAToolStepThroughServe(t *testing.T) {
-	const keyID, secretKey = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-	const email = "serve@acme-ai.iam.gserviceaccount.com"
-	testsuite.RegisterSecret(secretKey)
 	rules := []fakeprovider.Rule{}
 	for _, p := range []string{"bedrock", "gemini", "vertex"} {
 		rules = append(rules, fakeprovider.Rule{Match: fakeprovider.Match{Provider: p}, Respond: []fakeprovider.Response{
@@ -30,17 +26,7 @@ func TestEachCloudRunsAToolStepThroughServe(t *testing.T) {
 		models: {providers: {bedrock: {api: "bedrock-converse", region: "us-east-1"}, gemini: {api: "google-gemini"},
 			vertex: {api: "vertex-ai", region: "us-east5", project: "acme-ai"}}}}`,
 		[]store.Credential{{ID: "gemini:a", Provider: "gemini", Type: "api_key", Key: "AIza-serve-gemini-key"}}, rules)
-	ctx := context.Background()
-	for _, c := range []store.Credential{
-		{ID: "bedrock:keys", Provider: "bedrock", Type: "aws_keys", AccessKeyID: keyID, SecretAccessKey: secretKey},
-		{ID: "vertex:sa", Provider: "vertex", Type: "service_account", ServiceAccount: testsuite.ServiceAccount(t, email, w.Fake.URL()+"/p/vertex/token")},
-	} {
-		if err := w.Store.PutCredential(ctx, "main", c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.Fake.AddCredential(keyID, "bedrock:keys")
-	w.Fake.AddCredential(fakeprovider.FakeAccessToken(email), "vertex:sa")
+	w.AddCloudProfiles(t)
 	tw := liveServe(t, w, nil)
 	client := tw.openai()
 	for _, model := range []string{"bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", "gemini/gemini-2.5-pro", "vertex/gemini-2.5-pro", "vertex/claude-sonnet-4-5@20250929"} {

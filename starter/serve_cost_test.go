@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/lab/fakeprovider"
@@ -40,24 +37,7 @@ func TestAFailoverAcrossCloudsCarriesWhatEachAttemptCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := testsuite.SharedServer(t)
-	listen, _ := lab.FreeHostPort()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	var serveErr bytes.Buffer
-	go func() {
-		done <- runServe(ctx, []string{"--listen", listen, "--address", srv.HostPort(), "--task-queue", testsuite.TaskQueue(t),
-			"--store", w.StoreURL, "--config", cfgFile}, io.Discard, &serveErr)
-	}()
-	defer func() { cancel(); <-done }()
-	base := "http://" + listen
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if code, _ := get(t, base+"/readyz"); code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve not ready: %s", serveErr.String())
-		}
-	}
+	base := startServeCommand(t, w, cfgFile)
 	resp, body := testsuite.Post(t, base+"/v1/chat/completions", `{"model":"openai/gpt-4o","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "[DONE]") {
 		t.Fatalf("%d %s", resp.StatusCode, body)

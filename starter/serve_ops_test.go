@@ -241,24 +241,7 @@ func TestAnUnstreamedCallerGetsAFreshFailoverForACutAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := testsuite.SharedServer(t)
-	listen, _ := lab.FreeHostPort()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	var serveErr bytes.Buffer
-	go func() {
-		done <- runServe(ctx, []string{"--listen", listen, "--address", srv.HostPort(), "--task-queue", testsuite.TaskQueue(t),
-			"--store", w.StoreURL, "--config", cfgFile}, io.Discard, &serveErr)
-	}()
-	defer func() { cancel(); <-done }()
-	base := "http://" + listen
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if code, _ := get(t, base+"/readyz"); code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve not ready: %s", serveErr.String())
-		}
-	}
+	base := startServeCommand(t, w, cfgFile)
 	resp, body := testsuite.Post(t, base+"/v1/chat/completions", `{"model":"openai/gpt-5","messages":[{"role":"user","content":"x"}]}`, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"content":"a fresh answer."`) || resp.Header.Get("x-baton-attempts") != "2" {
 		t.Errorf("%d %s (attempts %s)", resp.StatusCode, body, resp.Header.Get("x-baton-attempts"))
@@ -277,6 +260,31 @@ func TestAnUnstreamedCallerGetsAFreshFailoverForACutAnswer(t *testing.T) {
 	for _, want := range []string{`provider="openai",reason="timeout",result="failed"`, `provider="anthropic",reason="",result="succeeded"`, "baton_fallbacks_total"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("serve's /metrics lacks %s:\n%s", want, grepLines(metrics, "baton_"))
+		}
+	}
+}
+
+// startServeCommand runs `baton serve` on w's store with the config file, on a queue of its own,
+// until the test ends; it returns its URL once /readyz answers.
+func startServeCommand(t *testing.T, w *testsuite.World, cfgFile string) string {
+	t.Helper()
+	srv := testsuite.SharedServer(t)
+	listen, _ := lab.FreeHostPort()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var serveErr bytes.Buffer
+	go func() {
+		done <- runServe(ctx, []string{"--listen", listen, "--address", srv.HostPort(), "--task-queue", testsuite.TaskQueue(t),
+			"--store", w.StoreURL, "--config", cfgFile}, io.Discard, &serveErr)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	base := "http://" + listen
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if code, _ := get(t, base+"/readyz"); code == http.StatusOK {
+			return base
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve not ready: %s", serveErr.String())
 		}
 	}
 }

@@ -74,9 +74,6 @@ func TestAChainFromOpenAIToAzureFailsOverOnInsufficientQuota(t *testing.T) {
 // answers with the tool call intact. Each cloud authenticates its own way: an API key, a SigV4
 // key pair, a service account traded for a token at the fake's token endpoint.
 func TestTheSameModelOnThreeCloudsAnswersFromTheThird(t *testing.T) {
-	const keyID, secretKey = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-	const email = "baton@acme-ai.iam.gserviceaccount.com"
-	testsuite.RegisterSecret(secretKey)
 	w := testsuite.NewWorld(t, `{agents: {defaults: {model: {primary: "anthropic/claude-sonnet-4-5",
 			fallbacks: ["bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", "vertex/claude-sonnet-4-5@20250929"]}}},
 		models: {providers: {bedrock: {api: "bedrock-converse", region: "us-east-1"},
@@ -92,16 +89,7 @@ func TestTheSameModelOnThreeCloudsAnswersFromTheThird(t *testing.T) {
 				ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_v1", Name: "weather", Arguments: `{"city":"Paris"}`}}}}},
 		})
 	ctx := context.Background()
-	for _, c := range []store.Credential{
-		{ID: "bedrock:keys", Provider: "bedrock", Type: "aws_keys", AccessKeyID: keyID, SecretAccessKey: secretKey},
-		{ID: "vertex:sa", Provider: "vertex", Type: "service_account", ServiceAccount: testsuite.ServiceAccount(t, email, w.Fake.URL()+"/p/vertex/token")},
-	} {
-		if err := w.Store.PutCredential(ctx, "main", c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.Fake.AddCredential(keyID, "bedrock:keys")
-	w.Fake.AddCredential(fakeprovider.FakeAccessToken(email), "vertex:sa")
+	w.AddCloudProfiles(t)
 	c := testsuite.Client(t)
 	tq := testsuite.TaskQueue(t)
 	testsuite.StartWorker(t, c, tq, w.Acts)
