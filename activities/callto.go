@@ -11,18 +11,13 @@ import (
 // deployment), and the provider's own headers and query. The caller adds the turn and the clocks.
 func CallTo(cfg *policy.Config, ref policy.ModelRef, cred store.Credential) provider.Request {
 	pc := cfg.Providers[ref.Provider]
-	req := provider.Request{
+	return provider.Request{
 		Provider: ref.Provider, Model: ref.Model, API: pc.API, BaseURL: pc.BaseURL,
 		Region: pc.Region, Project: pc.Project, APIVersion: pc.APIVersion, Headers: pc.Headers, Query: pc.Query,
 		Credential: CredentialOf(cred),
 		TokenURL:   pc.TokenURL, ClientID: pc.ClientID,
+		Deployment: cfg.Deployment(ref),
 	}
-	for _, m := range pc.Models {
-		if m.ID == ref.Model {
-			req.Deployment = m.Deployment
-		}
-	}
-	return req
 }
 
 // CredentialOf is a stored profile's secret as the provider layer takes it.

@@ -544,25 +544,17 @@ func (d *configDecoder) cloud(pc *policy.ProviderConfig, path string, v *jsonVal
 		}
 	}
 	switch pc.API {
-	case apiBedrock, apiVertex:
+	case policy.APIBedrockConverse, policy.APIVertexAI:
 		if pc.Region == "" {
 			d.fail(path+".region", v, "missing: a %s provider needs its region (e.g. %s)", pc.API,
-				map[string]string{apiBedrock: `"us-east-1"`, apiVertex: `"us-east5" or "global"`}[pc.API])
+				map[string]string{policy.APIBedrockConverse: `"us-east-1"`, policy.APIVertexAI: `"us-east5" or "global"`}[pc.API])
 		}
-	case apiAzure, apiAzureResponses:
+	case policy.APIAzureOpenAI, policy.APIAzureOpenAIResponses:
 		if pc.BaseURL == "" {
 			d.fail(path+".baseUrl", v, "missing: an %s provider needs its resource's endpoint (https://<resource>.openai.azure.com)", pc.API)
 		}
 	}
 }
-
-// The clouds' APIs (policy.APIs).
-const (
-	apiAzure          = "azure-openai"
-	apiAzureResponses = "azure-openai-responses"
-	apiBedrock        = "bedrock-converse"
-	apiVertex         = "vertex-ai"
-)
 
 // strings reads an object of strings (headers, query); nil when absent.
 func (d *configDecoder) strings(path string, v *jsonValue) map[string]string {

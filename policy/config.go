@@ -117,10 +117,22 @@ func (c Cooldowns) BillingBackoffFor(provider string) time.Duration {
 	return c.BillingBackoff
 }
 
-// APIs are the wire formats a provider may speak (models.providers.<id>.api), as package
-// provider names them (provider.APIs: a test keeps the two lists equal).
-var APIs = []string{"openai-completions", "openai-responses", "anthropic-messages", "azure-openai", "azure-openai-responses",
-	"bedrock-converse", "google-gemini", "vertex-ai"}
+// The wire formats a provider may speak (models.providers.<id>.api), as package provider names
+// them (provider.APIs: a test keeps the two lists equal).
+const (
+	APIOpenAICompletions    = "openai-completions"
+	APIOpenAIResponses      = "openai-responses"
+	APIAnthropicMessages    = "anthropic-messages"
+	APIAzureOpenAI          = "azure-openai"
+	APIAzureOpenAIResponses = "azure-openai-responses"
+	APIBedrockConverse      = "bedrock-converse"
+	APIGoogleGemini         = "google-gemini"
+	APIVertexAI             = "vertex-ai"
+)
+
+// APIs lists them all.
+var APIs = []string{APIOpenAICompletions, APIOpenAIResponses, APIAnthropicMessages, APIAzureOpenAI, APIAzureOpenAIResponses,
+	APIBedrockConverse, APIGoogleGemini, APIVertexAI}
 
 // ProviderConfig is models.providers.<id>: where an OpenAI-compatible (or other) API lives.
 type ProviderConfig struct {

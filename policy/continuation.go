@@ -55,11 +55,11 @@ func PrefixFlavour(provider string) bool { return prefixFlavour[NormalizeProvide
 func DefaultContinuation(provider, api string) string {
 	p := NormalizeProvider(provider)
 	switch {
-	case api == "openai-responses":
+	case api == APIOpenAIResponses:
 		return ContinueRestart // no prefix flag: OpenAI's models answer a final assistant message anew
-	case api == "anthropic-messages", api == "" && p == "anthropic":
+	case api == APIAnthropicMessages, api == "" && p == "anthropic":
 		return ContinuePrefill
-	case api == "bedrock-converse":
+	case api == APIBedrockConverse:
 		return ContinuePrefill // Converse sends a final assistant message as one; a model that refuses it restarts
 	case prefixFlavour[p], prefillFlavour[p]:
 		return ContinuePrefill
@@ -77,7 +77,7 @@ func (c *Config) Continuation(ref ModelRef) string {
 	if c != nil {
 		api = c.Providers[NormalizeProvider(ref.Provider)].API
 	}
-	if api == "vertex-ai" && strings.HasPrefix(ref.Model, "claude") {
+	if api == APIVertexAI && strings.HasPrefix(ref.Model, "claude") {
 		return ContinuePrefill // Anthropic's models on Vertex AI speak Messages
 	}
 	return DefaultContinuation(ref.Provider, api)

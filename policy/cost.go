@@ -63,15 +63,15 @@ func Price(tokens Spend, cost *ModelCost) Spend {
 
 // Cost returns the catalog's price of a model, nil when it has none.
 func (c *Config) Cost(ref ModelRef) *ModelCost {
-	if c == nil {
-		return nil
-	}
-	for _, m := range c.Providers[ref.Provider].Models {
-		if m.ID == ref.Model {
-			return m.Cost
-		}
-	}
-	return nil
+	spec, _ := c.modelSpec(ref)
+	return spec.Cost
+}
+
+// Deployment is the Azure deployment that serves a model: its catalog entry's, else "" (the
+// model's id serves).
+func (c *Config) Deployment(ref ModelRef) string {
+	spec, _ := c.modelSpec(ref)
+	return spec.Deployment
 }
 
 // TotalSpend is what a reply's attempts spent together.

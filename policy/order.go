@@ -26,11 +26,11 @@ var CredentialTypes = []string{TypeAPIKey, TypeOAuth, TypeToken, TypeAWSKeys, Ty
 func CredentialFits(api, typ string) (bool, []string) {
 	var fit []string
 	switch api {
-	case "bedrock-converse":
+	case APIBedrockConverse:
 		fit = []string{TypeAWSKeys, TypeAmbient, TypeAPIKey} // SigV4, or a Bedrock API key as a bearer
-	case "vertex-ai":
+	case APIVertexAI:
 		fit = []string{TypeServiceAccount, TypeAmbient, TypeToken, TypeOAuth}
-	case "google-gemini":
+	case APIGoogleGemini:
 		fit = []string{TypeAPIKey}
 	default:
 		fit = []string{TypeAPIKey, TypeToken, TypeOAuth} // a key or a bearer (Azure: api-key or Entra ID)

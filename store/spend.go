@@ -52,7 +52,7 @@ func (s *Store) SpentOn(ctx context.Context, agent, job string, at time.Time) (p
 	if job != "" {
 		col, val = "job", job
 	}
-	rows, err := s.sumSpend(ctx, `WHERE `+col+` = ? AND day = ?`, val, policy.DayOf(at).Format(time.DateOnly))
+	rows, err := s.sumSpend(ctx, false, `WHERE `+col+` = ? AND day = ?`, val, policy.DayOf(at).Format(time.DateOnly))
 	if err != nil {
 		return policy.Spend{}, fmt.Errorf("reading what %s %s spent: %w", col, val, err)
 	}
@@ -69,18 +69,18 @@ func (s *Store) SpendOfReplies(ctx context.Context, replies []string) (map[strin
 	for i, r := range replies {
 		args[i] = r
 	}
-	out, err := s.sumSpend(ctx, `WHERE reply IN (?`+strings.Repeat(", ?", len(replies)-1)+`) GROUP BY reply`, args...)
+	out, err := s.sumSpend(ctx, true, `WHERE reply IN (?`+strings.Repeat(", ?", len(replies)-1)+`) GROUP BY reply`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the replies' spend: %w", err)
 	}
 	return out, nil
 }
 
-// sumSpend sums the ledger's rows that where selects, by reply when where groups by it (else
-// under "").
-func (s *Store) sumSpend(ctx context.Context, where string, args ...any) (map[string]policy.Spend, error) {
+// sumSpend sums the ledger's rows that where selects: by reply (where groups by it), else all
+// under "".
+func (s *Store) sumSpend(ctx context.Context, byReply bool, where string, args ...any) (map[string]policy.Spend, error) {
 	key := `''`
-	if strings.Contains(where, "GROUP BY reply") {
+	if byReply {
 		key = `reply`
 	}
 	rows, err := s.query(ctx, `SELECT `+key+`, COALESCE(SUM(input), 0), COALESCE(SUM(output), 0), COALESCE(SUM(cached), 0),
