@@ -69,7 +69,7 @@ func (t *temporalFlags) clientOptions() (client.Options, error) {
 	if t.logger != nil {
 		logger = logging.SDK(t.logger)
 	}
-	return client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logger,
+	return client.Options{HostPort: dial.Target(t.Address), Namespace: t.Namespace, Logger: logger,
 		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors, Identity: t.identity, MetricsHandler: t.metrics}, nil
 }
 

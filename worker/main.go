@@ -115,7 +115,7 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 		DataConverter:    conv.Data,
 		FailureConverter: conv.Failure,
 		Identity:         identity,
-		HostPort:         cfg.Address,
+		HostPort:         dial.Target(cfg.Address),
 		Namespace:        cfg.Namespace,
 		Logger:           logging.SDK(logger),
 	}), connectTimeout, func(msg string) { logger.Warn(msg) })

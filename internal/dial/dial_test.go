@@ -80,3 +80,36 @@ func TestDialWaitsForAServerStartedLater(t *testing.T) {
 		t.Errorf("said:\n%s", all)
 	}
 }
+
+// A TEMPORAL_ADDRESS naming several frontends connects while one of them is down: calls go to
+// the one that answers.
+func TestSeveralFrontendsServeWhileOneIsDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Temporal dev server: `make test` runs it")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := lab.StartServer(ctx, lab.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	down, err := lab.FreeHostPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := Target(down + "," + srv.HostPort())
+	if !strings.HasPrefix(target, hostsScheme+":///") || Target(srv.HostPort()) != srv.HostPort() {
+		t.Fatalf("targets: %q, %q", target, Target(srv.HostPort()))
+	}
+	c, err := Dial(ctx, client.Options{HostPort: target, Namespace: "default", Logger: logging.Discard}, 30*time.Second, nil)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer c.Close()
+	for i := range 10 { // round-robin would send every other call to the dead one
+		if _, err := c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+}

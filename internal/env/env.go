@@ -211,10 +211,26 @@ func (w Worker) Validate() error {
 	return nil
 }
 
-// ValidateAddress accepts host:port with a numeric port.
+// ValidateAddress accepts host:port with a numeric port, or several separated by commas (the
+// frontends of one cluster's nodes).
 func ValidateAddress(addr string) error {
 	if addr == "" {
 		return fmt.Errorf("empty (want host:port)")
+	}
+	if strings.Contains(addr, ",") {
+		for _, a := range strings.Split(addr, ",") {
+			if err := validateHostPort(strings.TrimSpace(a)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return validateHostPort(addr)
+}
+
+func validateHostPort(addr string) error {
+	if addr == "" {
+		return fmt.Errorf("an empty entry in the list (want host:port,host:port)")
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

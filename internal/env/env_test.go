@@ -49,6 +49,8 @@ func TestLoadWorkerNamesTheBadVariable(t *testing.T) {
 		{"a retention too short to outlive a reply", map[string]string{"BATON_CONTENT_RETENTION": "10s"}, "BATON_CONTENT_RETENTION"},
 		{"an address with a bad port", map[string]string{"TEMPORAL_ADDRESS": "localhost:http"}, "TEMPORAL_ADDRESS"},
 		{"an empty address", map[string]string{"TEMPORAL_ADDRESS": ""}, "TEMPORAL_ADDRESS: empty"},
+		{"a list with an empty entry", map[string]string{"TEMPORAL_ADDRESS": "a:7233,"}, "TEMPORAL_ADDRESS: an empty entry"},
+		{"a list with a bad entry", map[string]string{"TEMPORAL_ADDRESS": "a:7233,b"}, "TEMPORAL_ADDRESS"},
 		{"an empty namespace", map[string]string{"TEMPORAL_NAMESPACE": " "}, "TEMPORAL_NAMESPACE"},
 		{"an empty task queue", map[string]string{"BATON_TASK_QUEUE": ""}, "BATON_TASK_QUEUE"},
 		{"a store with an unknown scheme", map[string]string{"BATON_STORE": "mysql://db"}, `BATON_STORE: unknown scheme "mysql"`},

@@ -22,6 +22,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -165,6 +166,12 @@ type Call struct {
 	// (the answer done, or the client gone).
 	FirstContentAt time.Time `json:"firstContentAt,omitzero"`
 	EndedAt        time.Time `json:"endedAt,omitzero"`
+	// Mark is the last match of Server.Mark in the request body: which of a load's requests the
+	// call serves, when the load writes a mark into each.
+	Mark string `json:"mark,omitempty"`
+	// Delivered: a healthy answer went out whole while its client still held the connection (a
+	// chat or responses wire; the clouds' wires leave it false).
+	Delivered bool `json:"delivered,omitempty"`
 }
 
 // stamp records a time on call n.
@@ -190,6 +197,11 @@ type Server struct {
 	// BeforeRespond runs after a call is recorded and before it is answered: simulate uses it to
 	// switch models or abort exactly at call N.
 	BeforeRespond func(Call)
+	// Mark, when set, finds each call's mark in its request body (the last match: a session's
+	// history holds the marks of earlier turns) and answers with "{mark}" in a response's Text
+	// and tool call arguments replaced by it: a load of many requests gets answers it can check
+	// one by one (baton chaos).
+	Mark *regexp.Regexp
 
 	mu          sync.Mutex
 	rules       []Rule
@@ -371,9 +383,45 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, provider stri
 		messages: messages, last: last, tools: len(tools), body: data, anthropic: format == formatAnthropic})
 	defer func() {
 		// Stamped when the handler returns: after the answer, or when the client went away.
-		s.stamp(call.N, func(c *Call) { c.EndedAt = time.Now() })
+		delivered := healthy(resp) && r.Context().Err() == nil
+		s.stamp(call.N, func(c *Call) { c.EndedAt, c.Delivered = time.Now(), delivered })
 	}()
 	s.respond(w, r, resp, body.Model, body.Stream, format, call.N)
+}
+
+// markOf is the last match of s.Mark in body ("" without Mark or a match).
+func (s *Server) markOf(body []byte) string {
+	if s.Mark == nil {
+		return ""
+	}
+	all := s.Mark.FindAll(body, -1)
+	if len(all) == 0 {
+		return ""
+	}
+	return string(all[len(all)-1])
+}
+
+// marked is r with "{mark}" in its text and tool call arguments replaced by mark.
+func (r Response) marked(mark string) Response {
+	r.Text = strings.ReplaceAll(r.Text, "{mark}", mark)
+	if len(r.ToolCalls) > 0 {
+		calls := make([]ToolCall, len(r.ToolCalls))
+		for i, tc := range r.ToolCalls {
+			tc.Arguments = strings.ReplaceAll(tc.Arguments, "{mark}", mark)
+			calls[i] = tc
+		}
+		r.ToolCalls = calls
+	}
+	return r
+}
+
+// healthy reports a scripted whole answer: no failure knob set.
+func healthy(r Response) bool {
+	switch r.Kind() {
+	case "text", "tool calls", "echo":
+		return true
+	}
+	return false
 }
 
 // readBody reads a request's body, up to MaxBody; over it, the call is answered 413 (ok false).
@@ -419,13 +467,17 @@ func (s *Server) take(in incoming) (Response, Call) {
 	if resp.Echo {
 		resp.Text = string(in.messages)
 	}
+	mark := s.markOf(in.body)
+	if mark != "" {
+		resp = resp.marked(mark)
+	}
 	resp, prefill := resp.withPrefill(in.last, in.anthropic)
 	outcome := resp.Kind()
 	if prefill == "rejected" {
 		outcome = "prefill rejected"
 	}
 	call := Call{N: len(s.calls) + 1, At: s.now(), Provider: in.provider, Model: in.model, Profile: profile, Stream: in.stream,
-		Outcome: outcome, Tools: in.tools, Prefill: prefill, Body: json.RawMessage(in.body)}
+		Outcome: outcome, Tools: in.tools, Prefill: prefill, Body: json.RawMessage(in.body), Mark: mark}
 	s.calls = append(s.calls, call)
 	hook := s.BeforeRespond
 	s.mu.Unlock()

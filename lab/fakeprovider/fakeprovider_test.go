@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -586,5 +587,28 @@ func TestPrefillIsHonouredIgnoredOrRejectedAsScripted(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestAMarkedLoadGetsAnswersItCanCheckOneByOne(t *testing.T) {
+	fp := New([]Rule{
+		{Match: Match{Provider: "ok"}, Respond: []Response{{Text: "answer to {mark} done", ToolCalls: []ToolCall{{Name: "lookup", Arguments: `{"q":"{mark}"}`}}}}},
+		{Match: Match{Provider: "bad"}, Respond: []Response{{Status: 429, Body: `{"error":{"message":"slow"}}`}}},
+	}, nil)
+	fp.Mark = regexp.MustCompile(`r-[0-9]+\.[0-9]+`)
+	if err := fp.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer fp.Close()
+	// A session's history holds an earlier mark: the last one is the call's.
+	body := `{"model":"m","messages":[{"role":"user","content":"chaos r-1.1"},{"role":"assistant","content":"answer to r-1.1 done"},{"role":"user","content":"chaos r-2.1"}]}`
+	_, data := post(t, fp.BaseURL("ok", false)+"/chat/completions", body, nil)
+	if !strings.Contains(data, `"content":"answer to r-2.1 done"`) || !strings.Contains(data, `{\"q\":\"r-2.1\"}`) {
+		t.Errorf("marked answer: %s", data)
+	}
+	post(t, fp.BaseURL("bad", false)+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"chaos r-3.2"}]}`, nil)
+	calls := fp.Calls()
+	if len(calls) != 2 || calls[0].Mark != "r-2.1" || !calls[0].Delivered || calls[1].Mark != "r-3.2" || calls[1].Delivered {
+		t.Errorf("calls: %+v", calls)
 	}
 }
