@@ -11,6 +11,7 @@ import (
 	"github.com/batonhq/baton/workflows"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
 )
@@ -23,7 +24,7 @@ type Step struct {
 	Kind    string        `json:"kind"` // attempt | skip | wait | session | switch
 	Model   string        `json:"model,omitempty"`
 	Profile string        `json:"profile,omitempty"`
-	Outcome string        `json:"outcome,omitempty"` // succeeded | failed | skipped | switched
+	Outcome string        `json:"outcome,omitempty"` // succeeded | failed | lost | skipped | switched
 	Reason  policy.Reason `json:"reason,omitempty"`
 	Status  int           `json:"status,omitempty"`
 	Error   string        `json:"error,omitempty"`
@@ -32,7 +33,7 @@ type Step struct {
 	// or a backoff), "rotate" (the backoff before rotating past an overload), "cooldown" (a reply
 	// with a wait budget sleeping until a candidate is back).
 	WaitFor  string `json:"waitFor,omitempty"`
-	Decision string `json:"decision"` // answer, retry, rotate, advance, skip, probe, wait, write fallback, roll back, switch, stop
+	Decision string `json:"decision"` // answer, retry, rotate, advance, run again, skip, probe, wait, write fallback, roll back, switch, stop
 }
 
 // Timeline is a reply's failover story.
@@ -120,13 +121,16 @@ func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
 			var schedID int64
 			var result *commonpb.Payloads
+			var lost string // why an attempt ended without an outcome: baton's fault, not the provider's
 			switch {
 			case e.GetActivityTaskCompletedEventAttributes() != nil:
 				schedID, result = e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId(), e.GetActivityTaskCompletedEventAttributes().GetResult()
 			case e.GetActivityTaskTimedOutEventAttributes() != nil:
-				schedID = e.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
+				a := e.GetActivityTaskTimedOutEventAttributes()
+				schedID, lost = a.GetScheduledEventId(), lostReason(a.GetFailure())
 			default:
-				schedID = e.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
+				a := e.GetActivityTaskFailedEventAttributes()
+				schedID, lost = a.GetScheduledEventId(), "the attempt failed in baton: "+a.GetFailure().GetMessage()
 			}
 			s := pending[schedID]
 			delete(pending, schedID)
@@ -137,13 +141,16 @@ func ExplainWith(h *historypb.History, o Options) (*Timeline, error) {
 				var out policy.AttemptOutcome
 				if result != nil {
 					_ = decode(result, &out)
-				} else {
-					out = policy.AttemptOutcome{Reason: policy.ReasonTimeout, Error: "the attempt stopped heartbeating"}
 				}
 				attempts, outcomes = append(attempts, req), append(outcomes, out)
 				st := Step{At: at, Started: s.at, Kind: "attempt", Model: modelOf(req.Provider, req.Model), Profile: req.Profile, Outcome: "failed",
 					Reason: out.Reason, Status: out.Status, Error: out.Error}
-				if out.OK {
+				switch {
+				case result == nil:
+					// The workflow runs such an attempt again and blames no profile: neither does
+					// the story (a lost worker, a restarted server, a door gone).
+					st.Outcome, st.Error = "lost", lost
+				case out.OK:
 					st.Outcome = "succeeded"
 				}
 				steps = append(steps, st)
@@ -375,6 +382,10 @@ func decideAttempts(steps []Step, result string) {
 			s.Decision = "answer"
 			continue
 		}
+		if s.Outcome == "lost" {
+			s.Decision = "run again"
+			continue
+		}
 		s.Decision = "stop"
 		for j := i + 1; j < len(steps); j++ {
 			n := steps[j]
@@ -406,4 +417,16 @@ func decideAttempts(steps []Step, result string) {
 			s.Decision = "exhausted"
 		}
 	}
+}
+
+// lostReason says why an attempt timed out in Temporal's terms: its worker stopped heartbeating
+// (killed, or cut off from the server), or no worker of the door's queue took it.
+func lostReason(f *failurepb.Failure) string {
+	switch f.GetTimeoutFailureInfo().GetTimeoutType() {
+	case enumspb.TIMEOUT_TYPE_HEARTBEAT:
+		return "the attempt's worker stopped heartbeating (lost, or cut off from the server): the attempt runs again, no profile blamed"
+	case enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+		return "no worker of the front door's queue took the attempt (the door is gone): it runs again on the shared queue"
+	}
+	return "the attempt timed out in Temporal (" + f.GetMessage() + "): it runs again, no profile blamed"
 }

@@ -72,3 +72,36 @@ func TestARestartedRunTellsTheEarlierRunsFirst(t *testing.T) {
 		t.Errorf("a run with no earlier one keeps its list: %+v", got)
 	}
 }
+
+// A lost worker is baton's fault: the story shows the attempt lost and run again, with no
+// reason blamed on the profile (the workflow blames none either).
+func TestALostWorkersAttemptIsNotBlamedOnTheProvider(t *testing.T) {
+	h, err := Load(filepath.Join("..", "workflows", "testdata", "reply-worker-lost.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := Explain(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost, answered int
+	for _, s := range tl.Steps {
+		if s.Kind != "attempt" {
+			continue
+		}
+		switch s.Outcome {
+		case "lost":
+			lost++
+			if s.Reason != "" || s.Decision != "run again" || !strings.Contains(s.Error, "stopped heartbeating") || Tone(s) != "skip" {
+				t.Errorf("lost attempt: %+v (tone %s)", s, Tone(s))
+			}
+		case "succeeded":
+			answered++
+		default:
+			t.Errorf("attempt %+v", s)
+		}
+	}
+	if lost != 1 || answered != 1 || tl.Result != "answered" {
+		t.Errorf("lost %d, answered %d, result %s: %+v", lost, answered, tl.Result, tl.Steps)
+	}
+}

@@ -32,6 +32,8 @@ func Tone(s Step) string {
 			return "ok"
 		case "running":
 			return "running"
+		case "lost":
+			return "skip" // baton's own fault: no failure family of a provider
 		}
 		switch s.Reason {
 		case policy.ReasonRateLimit:
