@@ -2,7 +2,18 @@
 # Prints the URL of a PostgreSQL database for baton's store tests, installing PostgreSQL from
 # Debian's packages and starting it on 127.0.0.1 when needed (root only). Idempotent.
 # BATON_TEST_POSTGRES, when set, is printed as it is.
+# `test-postgres.sh restart` restarts that PostgreSQL (baton chaos's fault; root only).
 set -euo pipefail
+if [[ "${1:-}" == restart ]]; then
+  port=${BATON_TEST_POSTGRES_PORT:-5432}
+  read -r version name < <(pg_lsclusters --no-header | awk -v p="$port" '$3 == p {print $1 " " $2; exit}')
+  if [[ -z "${version:-}" ]]; then
+    echo "test-postgres: no cluster on port $port to restart" >&2
+    exit 1
+  fi
+  pg_ctlcluster "$version" "$name" restart -m fast >&2
+  exit 0
+fi
 if [[ -n "${BATON_TEST_POSTGRES:-}" ]]; then
   echo "$BATON_TEST_POSTGRES"
   exit 0

@@ -21,6 +21,7 @@ var examples = map[string][]string{
 	"fake-provider":       {`baton fake-provider --listen 127.0.0.1:9233 --script scripts/demo-provider.json`},
 	"doctor":              {`baton doctor --state-dir ~/.openclaw`, `baton doctor --state-dir ~/.openclaw --fix`},
 	"bench":               {`baton bench --json > bench/results.json`},
+	"chaos":               {`baton chaos --postgres "$(scripts/test-postgres.sh)" --postgres-restart "scripts/test-postgres.sh restart" --duration 5m --rate 20 --json chaos.json`},
 	"history export":      {`baton history export reply/main/alice > reply.json`, `baton history export --decode reply/main/alice > reply-plain.json`},
 	"replay":              {`baton replay reply.json`, `baton replay --workflow-id reply/main/alice`},
 	"explain":             {`baton explain reply/main/alice`, `baton explain reply.json --svg incident.svg`},

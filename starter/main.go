@@ -22,6 +22,7 @@ type command struct {
 
 var commands = map[string]command{
 	"bench":         {"measure baton end to end against its goals (make bench) [--json]", runBench},
+	"chaos":         {"run a PostgreSQL cluster under load while things break, and check every promise (make chaos)", runChaos},
 	"auth":          {"auth profiles: list, add, order set, clear-cooldown, test, disable, enable, remove, rekey", runAuth},
 	"doctor":        {"import OpenClaw's legacy auth files (--state-dir DIR [--fix])", runDoctor},
 	"classify":      {"classify provider errors: JSON lines on stdin, one {\"reason\"} per line out", runClassify},

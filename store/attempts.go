@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // An attempt's outcome (or a checkpoint of its streamed answer so far) is kept under the attempt's
@@ -49,4 +50,52 @@ func (s *Store) GetAttemptOutcome(ctx context.Context, key string) (data []byte,
 	}
 	data, err = s.GetContent(ctx, ref)
 	return data, f == 1, err
+}
+
+// KeptOutcome is one attempt's kept record, as KeptOutcomes lists it.
+type KeptOutcome struct {
+	Key   string
+	Final bool
+	// At is when it was last written.
+	At   time.Time
+	Data []byte
+}
+
+// KeptOutcomes lists the attempt records written at or after since, oldest first: what an
+// audit (baton chaos) compares with the provider calls that followed them.
+func (s *Store) KeptOutcomes(ctx context.Context, since time.Time) ([]KeptOutcome, error) {
+	rows, err := s.query(ctx, `SELECT key, ref, final, touched_ms FROM attempt_outcomes WHERE touched_ms >= ? ORDER BY touched_ms, key`, ms(since))
+	if err != nil {
+		return nil, fmt.Errorf("listing kept attempt outcomes: %w", err)
+	}
+	type row struct {
+		k   KeptOutcome
+		ref string
+	}
+	var list []row
+	for rows.Next() {
+		var r row
+		var f int
+		var at int64
+		if err := rows.Scan(&r.k.Key, &r.ref, &f, &at); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("listing kept attempt outcomes: %w", err)
+		}
+		r.k.Final, r.k.At = f == 1, time.UnixMilli(at)
+		list = append(list, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing kept attempt outcomes: %w", err)
+	}
+	out := make([]KeptOutcome, 0, len(list))
+	for _, r := range list {
+		data, err := s.GetContent(ctx, r.ref)
+		if err != nil {
+			return nil, fmt.Errorf("reading the kept outcome of attempt %s: %w", r.k.Key, err)
+		}
+		r.k.Data = data
+		out = append(out, r.k)
+	}
+	return out, nil
 }
