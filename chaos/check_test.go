@@ -98,7 +98,7 @@ func TestEachBrokenBuildIsNamedByThePromiseItBroke(t *testing.T) {
 		{"a restarted server counted against a profile", promiseBlame, "profile ok:chaos holds 1 timeout", func(ev *evidence) {
 			ev.Stats["ok:chaos"] = policy.ProfileStats{ErrorCount: 1, FailureCounts: map[policy.Reason]int{policy.ReasonTimeout: 1}}
 		}},
-		{"each concurrent failure of one burst a ladder step", promiseLadder, "profile rl:chaos climbed 2 ladder step(s) over 2 failed calls; their bursts make 1 to 1", func(ev *evidence) {
+		{"each concurrent failure of one burst a ladder step", promiseLadder, "profile rl:chaos climbed 2 ladder step(s) over 2 failed calls; their bursts make at most 1", func(ev *evidence) {
 			s := ev.Stats["rl:chaos"]
 			s.ErrorCount = 2
 			ev.Stats["rl:chaos"] = s

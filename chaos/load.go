@@ -136,8 +136,12 @@ func (l *load) freeSession(agent string, w wire) *session {
 	return s
 }
 
-// retryFor is how long a request keeps trying: a caller's retry, within its deadline.
-const retryPause = time.Second
+// A caller's retries back off from retryPause, doubling up to maxRetryPause, within the request's
+// deadline.
+const (
+	retryPause    = time.Second
+	maxRetryPause = 16 * time.Second
+)
 
 // serve runs one request's tries until one ends with an answer or an error a retry would not
 // mend, or the deadline passes.
@@ -187,11 +191,12 @@ func (l *load) serve(r *request, s *session) {
 			return
 		}
 		door = 1 - door
+		// Backing off as a well-behaved client does: a door that is overloaded gets room.
 		select {
 		case <-ctx.Done():
 			r.Hung = true
 			return
-		case <-time.After(retryPause):
+		case <-time.After(min(retryPause<<(n-1), maxRetryPause)):
 		}
 	}
 }

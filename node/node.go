@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton/activities"
@@ -144,6 +146,13 @@ func Keys(lookup func(string) (string, bool)) (store.Options, error) {
 			return o, fmt.Errorf("%s: %w", store.SecretKeyEnv, err)
 		}
 		o.SecretKey = key
+	}
+	if v, _ := lookup(store.MaxConnsEnv); strings.TrimSpace(v) != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("%s: %q is not a number of connections (1 or more)", store.MaxConnsEnv, v)
+		}
+		o.MaxConns = n
 	}
 	return o, nil
 }

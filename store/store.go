@@ -5,6 +5,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -138,7 +139,18 @@ type Options struct {
 	// (AES-256-GCM, the key's id on each row); a store holding secrets sealed under a key this
 	// process lacks is refused at Open, before anything is written.
 	SecretKey []byte
+	// MaxConns bounds a PostgreSQL store's connections from this process (BATON_STORE_MAX_CONNS;
+	// DefaultMaxConns when 0): every worker and front door keeps its own pool against the
+	// server's max_connections.
+	MaxConns int
 }
+
+// MaxConnsEnv names the environment variable of Options.MaxConns; DefaultMaxConns applies when it
+// is unset.
+const (
+	MaxConnsEnv     = "BATON_STORE_MAX_CONNS"
+	DefaultMaxConns = 16
+)
 
 // Open connects to sqlite://PATH or postgres://… and brings the schema up to date. It refuses a
 // schema newer than this binary knows.
@@ -173,6 +185,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	case "postgres", "postgresql":
 		s.db, err = sql.Open("pgx", url)
 		s.d = postgresDialect
+		if err == nil {
+			// database/sql's pool is unbounded by default: many processes would exhaust the
+			// server's connections under load instead of queueing briefly for one of their own.
+			conns := cmp.Or(opts.MaxConns, DefaultMaxConns)
+			s.db.SetMaxOpenConns(conns)
+			s.db.SetMaxIdleConns(min(conns, 4))
+		}
 	default:
 		return nil, fmt.Errorf("store %q: unknown scheme %q (want sqlite or postgres)", url, scheme)
 	}

@@ -185,10 +185,12 @@ func workerIdentity() string {
 const usage = `baton-worker runs baton's workflows and activities. It takes no arguments.
 
 Environment:
-  TEMPORAL_ADDRESS    Temporal frontend host:port (default 127.0.0.1:7233)
+  TEMPORAL_ADDRESS    Temporal frontend host:port, or several comma-separated (a cluster's
+                      nodes: round-robin over those that answer; default 127.0.0.1:7233)
   TEMPORAL_NAMESPACE  namespace (default "default")
   BATON_TASK_QUEUE    task queue to poll (default "baton")
   BATON_STORE         sqlite://PATH or postgres://... (default sqlite://./.baton/baton.db)
+  BATON_STORE_MAX_CONNS  a PostgreSQL store's connections from this process (default 16)
   BATON_CONFIG        OpenClaw-shaped JSON5 config file (optional)
   BATON_CONTENT_RETENTION  how long turn content stays in the store (default 7d)
   BATON_METRICS_LISTEN host:port of /metrics, /healthz and /readyz (optional)
