@@ -44,7 +44,9 @@ type Options struct {
 	// Dir keeps the processes' logs.
 	Dir string
 	// Keep leaves the run's databases in place.
-	Keep     bool
+	Keep bool
+	// Calm runs the load without faults: the cluster's own figures, to compare.
+	Calm     bool
 	Progress io.Writer
 }
 
@@ -103,13 +105,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	loadCtx, stopLoad := context.WithTimeout(ctx, opts.Duration)
 	defer stopLoad()
 	fs := w.faults()
+	if opts.Calm {
+		fs = nil
+	}
 	w.faultsDealt = fs
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		// Faults over the first 80 %: the rest shows the recovery from the last.
-		w.strike(loadCtx, fs, opts.Duration*4/5)
+		if len(fs) > 0 {
+			w.strike(loadCtx, fs, opts.Duration*4/5)
+		}
 	}()
 	l.run(loadCtx)
 	wg.Wait()
@@ -293,6 +300,13 @@ func (w *world) report(ev evidence, fs []*fault, found []broken) *Report {
 			ms := float64(q.End.Sub(q.Start).Microseconds()) / 1000
 			phases[phaseOf(q.Start, fs)] = append(phases[phaseOf(q.Start, fs)], ms)
 			phases["all"] = append(phases["all"], ms)
+			how := "whole"
+			if q.Stream {
+				how = "streamed"
+			}
+			for _, k := range []string{"agent " + q.Agent, "wire " + string(q.Wire) + " " + how} {
+				phases[k] = append(phases[k], ms)
+			}
 		} else if l := q.last(); l != nil && !q.Hung {
 			r.FailedBy[failureName(l.Res)]++
 		}

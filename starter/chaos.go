@@ -28,6 +28,7 @@ func runChaos(ctx context.Context, args []string, out, errOut io.Writer) int {
 	dir := fs.String("dir", "", "folder for the processes' logs (default: a new temporary folder, kept)")
 	jsonPath := fs.String("json", "", "also write the report as JSON to this file")
 	keep := fs.Bool("keep", false, "keep the run's PostgreSQL databases (dropped by default)")
+	calm := fs.Bool("calm", false, "no faults: the same load on the same cluster, for its figures without them")
 	if _, code, ok := parseFlags(fs, args, errOut); !ok {
 		return code
 	}
@@ -69,7 +70,7 @@ func runChaos(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitUsage
 	}
 	rep, err := chaos.Run(ctx, chaos.Options{Postgres: *postgres, PostgresRestart: *restart, ServerBin: server, WorkerBin: worker, BatonBin: self,
-		Duration: *duration, Rate: *rate, Outage: *outage, Deadline: *deadline, Dir: *dir, Keep: *keep, Progress: errOut})
+		Duration: *duration, Rate: *rate, Outage: *outage, Deadline: *deadline, Dir: *dir, Keep: *keep, Calm: *calm, Progress: errOut})
 	if err != nil {
 		fmt.Fprintf(errOut, "baton chaos: %v (logs in %s)\n", err, *dir)
 		return exitFailure

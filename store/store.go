@@ -188,9 +188,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		if err == nil {
 			// database/sql's pool is unbounded by default: many processes would exhaust the
 			// server's connections under load instead of queueing briefly for one of their own.
+			// It keeps what it opened (a connection closed past a smaller idle bound is a
+			// PostgreSQL backend forked again at the next burst), for a while.
 			conns := cmp.Or(opts.MaxConns, DefaultMaxConns)
 			s.db.SetMaxOpenConns(conns)
-			s.db.SetMaxIdleConns(min(conns, 4))
+			s.db.SetMaxIdleConns(conns)
+			s.db.SetConnMaxIdleTime(5 * time.Minute)
 		}
 	default:
 		return nil, fmt.Errorf("store %q: unknown scheme %q (want sqlite or postgres)", url, scheme)

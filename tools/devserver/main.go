@@ -3,6 +3,14 @@
 // a download. It accepts the flags that the Go SDK's testsuite.StartDevServer passes, so tests start
 // it with DevServerOptions{ExistingPath: "bin/temporal-dev"}.
 //
+// With --db postgres://user:password@host:port/dbname?sslmode=disable it keeps its state on
+// PostgreSQL instead, with Temporal's own postgres12 plugin and schema (set up or updated at
+// start; visibility in dbname_visibility), and registers the namespaces through the frontend.
+// Processes started with the same --db and different --port form one Temporal cluster: they find
+// each other through the cluster_membership table, split the history shards and task queues, and
+// when one stops or dies the others take over its share. --db and --db-filename exclude each
+// other.
+//
 // It lives in its own Go module because go.temporal.io/server pins an older go.temporal.io/api than
 // the SDK the rest of baton uses.
 package main
@@ -56,11 +64,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	srv, err := newDevServer(opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
+		fmt.Fprintf(stderr, "temporal-dev: %s\n", opts.pg.redact(err.Error()))
 		return 1
 	}
 	if err := srv.start(); err != nil {
-		fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
+		fmt.Fprintf(stderr, "temporal-dev: %s\n", opts.pg.redact(err.Error()))
 		srv.stop()
 		return 1
 	}
@@ -75,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case s := <-sig:
 		fmt.Fprintf(stderr, "temporal-dev: %v received, stopping\n", s)
 	case err := <-srv.uiErr:
-		fmt.Fprintf(stderr, "temporal-dev: web UI: %v\n", err)
+		fmt.Fprintf(stderr, "temporal-dev: web UI: %s\n", opts.pg.redact(err.Error()))
 		srv.stop()
 		return 1
 	}

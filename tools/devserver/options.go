@@ -15,14 +15,19 @@ import (
 
 // options are the command line of `temporal-dev [server start-dev] --flags`.
 type options struct {
-	ip               string
-	port             int
-	uiPort           int
-	httpPort         int
-	metricsPort      int
-	pprofPort        int
-	headless         bool
-	dbFilename       string
+	ip          string
+	port        int
+	uiPort      int
+	httpPort    int
+	metricsPort int
+	pprofPort   int
+	headless    bool
+	dbFilename  string
+	// db is --db as given; pg is it taken apart (nil: SQLite).
+	db string
+	pg *pgDatabase
+	// dbMaxConns bounds each service's pool to the main database (--db-max-conns).
+	dbMaxConns       int
 	namespaces       []string
 	logLevel         string
 	logFormat        string
@@ -31,6 +36,9 @@ type options struct {
 	uiCodecEndpoint  string
 	// historyShards is the number of history shards of a new database (a kept file has its own).
 	historyShards int
+	// historyShardsSet: --num-history-shards was given, so a database made with another number
+	// is an error rather than a number to adopt.
+	historyShardsSet bool
 	// visibilityIndexes is "lean" (leanVisibilityIndexes) or "all" (the schema's 58).
 	visibilityIndexes string
 }
@@ -80,14 +88,16 @@ func parseArgs(args []string) (*options, error) {
 	fs.IntVar(&o.pprofPort, "pprof-port", 0, "Go pprof port, for profiling the server (default: off)")
 	fs.BoolVar(&o.headless, "headless", false, "do not start the Web UI")
 	fs.StringVar(&o.dbFilename, "db-filename", "", "SQLite file to keep state in (default: in memory)")
+	fs.IntVar(&o.dbMaxConns, "db-max-conns", pgDefaultMaxConns, "with --db: connections each service of this node may open to the main database (visibility: half, at least 2); a node has 4 services")
+	fs.StringVar(&o.db, "db", "", "PostgreSQL URL "+pgUsage+" to keep state in (visibility in dbname_visibility; both made when missing); nodes started with the same --db form one cluster")
 	fs.Var(&namespaces, "namespace", "namespace to create before start (repeatable; `default` is always created)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "console", "json, console or pretty")
 	fs.Var(&dynamic, "dynamic-config-value", "dynamic config KEY=VALUE, VALUE in JSON (repeatable)")
 	fs.Var(&attributes, "search-attribute", "search attribute NAME=TYPE (repeatable)")
 	fs.StringVar(&o.uiCodecEndpoint, "ui-codec-endpoint", "", "codec server URL the Web UI uses to decode payloads")
-	fs.IntVar(&o.historyShards, "num-history-shards", 1, "history shards of a new database (a --db-filename that exists keeps the number it was made with)")
-	fs.StringVar(&o.visibilityIndexes, "visibility-indexes", "lean", "lean: index only what a list of workflows orders or filters by and the custom search attributes in use; all: every index of Temporal's schema")
+	fs.IntVar(&o.historyShards, "num-history-shards", 1, "history shards of a new database: 1, or 4 with --db (a database that exists keeps the number it was made with)")
+	fs.StringVar(&o.visibilityIndexes, "visibility-indexes", "lean", "SQLite only. lean: index only what a list of workflows orders or filters by and the custom search attributes in use; all: every index of Temporal's schema")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(nil)
@@ -117,6 +127,25 @@ func parseArgs(args []string) (*options, error) {
 				return nil, err
 			}
 		}
+	}
+	fs.Visit(func(f *flag.Flag) { o.historyShardsSet = o.historyShardsSet || f.Name == "num-history-shards" })
+	if o.db != "" {
+		if o.dbFilename != "" {
+			return nil, fmt.Errorf("--db and --db-filename: give one (--db is PostgreSQL, --db-filename SQLite)")
+		}
+		pg, err := parsePostgresURL(o.db)
+		if err != nil {
+			return nil, err
+		}
+		o.pg = pg
+		if !o.historyShardsSet {
+			// One shard would live on one node; with 4, two nodes of a cluster each own some
+			// (usually: the ring may still give one node all 4, 1 time in 8).
+			o.historyShards = pgDefaultHistoryShards
+		}
+	}
+	if o.dbMaxConns < 1 || o.dbMaxConns > 1000 {
+		return nil, fmt.Errorf("--db-max-conns: %d is not between 1 and 1000", o.dbMaxConns)
 	}
 	if o.historyShards < 1 || o.historyShards > 1024 {
 		return nil, fmt.Errorf("--num-history-shards: %d is not between 1 and 1024", o.historyShards)

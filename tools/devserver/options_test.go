@@ -106,3 +106,99 @@ func TestDynamicConfigIntegersStayIntegers(t *testing.T) {
 		t.Errorf("string parsed as %#v", o.dynamicConfig["x"])
 	}
 }
+
+func TestParseArgsPostgres(t *testing.T) {
+	o, err := parseArgs([]string{"--db", "postgres://baton:p%40ss@db.local:6432/temporal?sslmode=require&connect_timeout=5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := o.pg
+	if p == nil || p.host != "db.local:6432" || p.user != "baton" || p.password != "p@ss" || p.name != "temporal" ||
+		p.visibilityName() != "temporal_visibility" || p.attrs["sslmode"] != "require" || p.attrs["connect_timeout"] != "5" {
+		t.Fatalf("parsed as %+v", p)
+	}
+	// Two nodes each own history shards only if there are several.
+	if o.historyShards != pgDefaultHistoryShards || o.historyShardsSet {
+		t.Errorf("shards %d (set %v), want the default %d", o.historyShards, o.historyShardsSet, pgDefaultHistoryShards)
+	}
+	o, err = parseArgs([]string{"--db", "postgresql://u@localhost/t", "--num-history-shards", "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.pg.host != "localhost:5432" || o.pg.password != "" || o.historyShards != 2 || !o.historyShardsSet {
+		t.Errorf("got %+v, %d shards", o.pg, o.historyShards)
+	}
+	// Without --db, nothing changes.
+	if o, _ := parseArgs(nil); o.pg != nil || o.historyShards != 1 || o.historyShardsSet {
+		t.Errorf("no --db: %+v", o)
+	}
+}
+
+// Each mistake in --db is named, and the password never appears in the message.
+func TestParseArgsPostgresErrors(t *testing.T) {
+	const secret = "s3cr3t-pw"
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--db", "postgres://u:" + secret + "@h/t", "--db-filename", "/tmp/x.db"}, "--db and --db-filename"},
+		{[]string{"--db", "mysql://u:" + secret + "@h/t"}, `--db: scheme "mysql"`},
+		{[]string{"--db", "postgres://u:" + secret + "@h:notaport/t"}, "--db: not a URL"},
+		{[]string{"--db", "postgres://u:" + secret + "@h:70000/t"}, `--db: port "70000"`},
+		{[]string{"--db", "postgres://u:" + secret + "@/t"}, "--db: no host"},
+		{[]string{"--db", "postgres://h/t"}, "--db: no user"},
+		{[]string{"--db", "postgres://u:" + secret + "@h"}, "--db: no database name"},
+		{[]string{"--db", "postgres://u:" + secret + "@h/my-db"}, `--db: database name "my-db"`},
+		{[]string{"--db", "postgres://u:" + secret + "@h/t?sslmode=disable&sslmode=require"}, `--db: parameter "sslmode"`},
+		{[]string{"--db", "u:" + secret + "@h/t"}, "--db"},
+		{[]string{"--db", "postgres://u:" + secret + "@h/t", "--db-max-conns", "0"}, "--db-max-conns: 0 is not between 1 and 1000"},
+	}
+	for _, c := range cases {
+		_, err := parseArgs(c.args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("parseArgs(%v) = %v, want an error containing %q", c.args, err, c.want)
+		} else if strings.Contains(err.Error(), secret) {
+			t.Errorf("parseArgs(%v): the error shows the password: %v", c.args, err)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	p := &pgDatabase{password: "p@ss word"}
+	got := p.redact(`dial postgres://u:p%40ss+word@h/t and postgres://u:p%40ss%20word@h/t: p@ss word`)
+	if strings.Contains(got, "p@ss") || strings.Contains(got, "p%40ss") || strings.Count(got, "xxxxx") != 3 {
+		t.Errorf("redacted: %s", got)
+	}
+	var none *pgDatabase
+	if none.redact("p@ss word") != "p@ss word" {
+		t.Error("SQLite (no --db) changes messages")
+	}
+}
+
+// A database made with another number of shards wins over the default, and is an error against
+// --num-history-shards.
+func TestCheckShards(t *testing.T) {
+	o, _ := parseArgs([]string{"--db", "postgres://u@h/t"})
+	if err := checkShards(o, 0); err != nil || o.historyShards != 4 {
+		t.Errorf("new cluster: %v, %d shards", err, o.historyShards)
+	}
+	if err := checkShards(o, 8); err != nil || o.historyShards != 8 {
+		t.Errorf("cluster of 8 shards, no flag: %v, %d shards", err, o.historyShards)
+	}
+	o, _ = parseArgs([]string{"--db", "postgres://u@h/t", "--num-history-shards", "2"})
+	err := checkShards(o, 8)
+	if err == nil || !strings.Contains(err.Error(), "--num-history-shards 2: database t was created with 8 history shards") {
+		t.Errorf("cluster of 8 shards, --num-history-shards 2: %v", err)
+	}
+}
+
+func TestOlderVersion(t *testing.T) {
+	for _, c := range []struct {
+		a, b  string
+		older bool
+	}{{"0.0", "1.19", true}, {"1.9", "1.19", true}, {"1.19", "1.19", false}, {"1.20", "1.19", false}, {"2.0", "1.19", false}} {
+		if got := olderVersion(c.a, c.b); got != c.older {
+			t.Errorf("olderVersion(%s, %s) = %v", c.a, c.b, got)
+		}
+	}
+}

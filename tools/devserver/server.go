@@ -50,6 +50,9 @@ type devServer struct {
 	server   temporal.Server
 	ui       *uiserver.Server
 	uiErr    chan error
+	// startLock (PostgreSQL) keeps other nodes on the same database from starting until this one
+	// has started and registered its namespaces and search attributes.
+	startLock *pgLock
 }
 
 func newDevServer(opts *options) (*devServer, error) {
@@ -63,6 +66,30 @@ func newDevServer(opts *options) (*devServer, error) {
 		}
 	}
 
+	zl, level := zapLogger(opts)
+	logger := log.NewZapLogger(zl)
+	var conf *config.Config
+	var lock *pgLock
+	var err error
+	if opts.pg != nil {
+		conf, lock, err = preparePostgresServer(opts, logger)
+	} else {
+		conf, err = prepareSQLite(opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The start lock is held until start has registered the namespaces, or stop.
+	srv, err := newTemporalServer(opts, conf, logger)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	return &devServer{opts: opts, logLevel: level, server: srv, uiErr: make(chan error, 1), startLock: lock}, nil
+}
+
+// prepareSQLite makes the SQLite databases, their namespaces and indexes, before the server starts.
+func prepareSQLite(opts *options) (*config.Config, error) {
 	sqlConf, err := sqlConfig(opts)
 	if err != nil {
 		return nil, err
@@ -95,9 +122,29 @@ func newDevServer(opts *options) (*devServer, error) {
 			return nil, fmt.Errorf("visibility indexes: %w", err)
 		}
 	}
+	return conf, nil
+}
 
-	zl, level := zapLogger(opts)
-	logger := log.NewZapLogger(zl)
+// preparePostgresServer makes the PostgreSQL databases ready and configures the server on them.
+// It returns holding the start lock.
+func preparePostgresServer(opts *options, logger log.Logger) (*config.Config, *pgLock, error) {
+	lock, stored, err := preparePostgres(opts.pg, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkShards(opts, stored); err != nil {
+		lock.release()
+		return nil, nil, err
+	}
+	conf, err := serverConfig(opts, opts.pg.sqlConfig(opts.pg.name, opts.dbMaxConns, opts.dbMaxConns))
+	if err != nil {
+		lock.release()
+		return nil, nil, err
+	}
+	return conf, lock, nil
+}
+
+func newTemporalServer(opts *options, conf *config.Config, logger log.Logger) (temporal.Server, error) {
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)
@@ -118,17 +165,23 @@ func newDevServer(opts *options) (*devServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating server: %w", err)
 	}
-	return &devServer{opts: opts, logLevel: level, server: srv, uiErr: make(chan error, 1)}, nil
+	return srv, nil
 }
 
 func (d *devServer) start() error {
 	if err := d.server.Start(); err != nil {
 		return fmt.Errorf("starting server: %w", err)
 	}
+	if d.opts.pg != nil {
+		if err := d.registerNamespaces(); err != nil {
+			return err
+		}
+	}
 	// A namespace kept in a --db-filename from an earlier run lacks attributes added since.
 	if err := d.ensureSearchAttributes(); err != nil {
 		return err
 	}
+	d.startLock.release()
 	if d.opts.headless {
 		return nil
 	}
@@ -154,11 +207,12 @@ func (d *devServer) start() error {
 func (d *devServer) stop() {
 	// Services lose each other while stopping and say so at error level: expected, not news.
 	d.logLevel.SetLevel(zap.DPanicLevel)
+	d.startLock.release()
 	if d.ui != nil {
 		d.ui.Stop()
 	}
 	if err := d.server.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "temporal-dev: stopping: %v\n", err)
+		fmt.Fprintf(os.Stderr, "temporal-dev: stopping: %s\n", d.opts.pg.redact(err.Error()))
 	}
 }
 
@@ -240,13 +294,25 @@ func serverConfig(opts *options, sqlConf *config.SQL) (*config.Config, error) {
 			HandlerPath:   "/metrics",
 		}}
 	}
-	conf.Persistence = config.Persistence{
-		DefaultStore:     sqliteplugin.PluginName,
-		VisibilityStore:  sqliteplugin.PluginName,
-		NumHistoryShards: int32(opts.historyShards),
-		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlConf}},
+	if opts.pg != nil {
+		conf.Persistence = config.Persistence{
+			DefaultStore:     "default",
+			VisibilityStore:  "visibility",
+			NumHistoryShards: int32(opts.historyShards),
+			DataStores: map[string]config.DataStore{
+				"default":    {SQL: sqlConf},
+				"visibility": {SQL: opts.pg.sqlConfig(opts.pg.visibilityName(), max(2, opts.dbMaxConns/2), max(2, opts.dbMaxConns/2))},
+			},
+		}
+	} else {
+		conf.Persistence = config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: int32(opts.historyShards),
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlConf}},
+		}
 	}
-	if opts.dbFilename == "" {
+	if opts.pg == nil && opts.dbFilename == "" {
 		// Visibility in its own in-memory database: its writes (a workflow's start, upserts and
 		// close, the costliest statements the server runs) go through their own connection
 		// instead of queueing with the history and matching writes on the one connection the
@@ -257,6 +323,10 @@ func serverConfig(opts *options, sqlConf *config.SQL) (*config.Config, error) {
 		conf.Persistence.VisibilityStore = "visibility"
 		conf.Persistence.DataStores["visibility"] = config.DataStore{SQL: &vis}
 	}
+	// RPCAddress is this node's own frontend, also with --db where several nodes share the
+	// cluster metadata record: each start writes its own address there (one start at a time, under
+	// the start lock), which only remote clusters, of which there are none, would dial; a node's
+	// own clients of its cluster are made at its start, with its own address.
 	conf.ClusterMetadata = &cluster.Config{
 		EnableGlobalNamespace:    false,
 		FailoverVersionIncrement: 10,
@@ -323,6 +393,13 @@ func dynamicConfig(opts *options) dynamicconfig.StaticClient {
 		dynamicconfig.MakeKey("matching.numTaskqueueReadPartitions"):  1,
 		dynamicconfig.MakeKey("matching.numTaskqueueWritePartitions"): 1,
 	}
+	// With --db, a node's failover needs no setting: a stopped node's history and matching leave
+	// the ring at once, and the others take over its shards within ~2 s; a killed node's go when
+	// ringpop, after failed pings, has suspected it for 5 s (ringpop-go's fixed default, which
+	// Temporal does not expose), and the others own its shards ~6 s after the kill (the cluster
+	// test logs both). Shards are taken over on the ring change itself, not on
+	// history.acquireShardInterval's timer; history.shardUpdateMinInterval only bounds how many
+	// finished tasks a new owner checks again, and 1,000 completed tasks bound it already.
 	for k, v := range opts.dynamicConfig {
 		dc[dynamicconfig.MakeKey(k)] = v
 	}
@@ -343,7 +420,18 @@ func zapLogger(opts *options) (*zap.Logger, zap.AtomicLevel) {
 	encCfg.ErrorOutputPaths = []string{"stderr"}
 	encCfg.DisableStacktrace = true
 	encCfg.Sampling = nil
-	l, err := encCfg.Build()
+	var zapOpts []zap.Option
+	if opts.pg != nil {
+		// The same core as Build makes, writing through redactingWriter.
+		zapOpts = append(zapOpts, zap.WrapCore(func(zapcore.Core) zapcore.Core {
+			encoder := zapcore.NewJSONEncoder(enc)
+			if opts.logFormat == "console" {
+				encoder = zapcore.NewConsoleEncoder(enc)
+			}
+			return zapcore.NewCore(encoder, zapcore.Lock(redactingWriter{os.Stderr, opts.pg.redact}), level)
+		}))
+	}
+	l, err := encCfg.Build(zapOpts...)
 	if err != nil {
 		return zap.NewNop(), level
 	}
