@@ -12,7 +12,7 @@ WORKFLOWCHECK_VERSION := v0.6.0
 DEVSERVER_SRC := $(wildcard tools/devserver/*.go) tools/devserver/go.mod tools/devserver/go.sum
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build check test vet workflowcheck fuzz bench demo up clean FORCE
+.PHONY: all build check test vet workflowcheck fuzz bench chaos demo up clean FORCE
 
 all: build
 
@@ -47,10 +47,12 @@ check: vet workflowcheck
 
 # The store suite runs against SQLite and a real PostgreSQL that scripts/test-postgres.sh
 # provides (installing and starting it on 127.0.0.1 when needed).
+# Last, a short chaos run (every fault once): it restarts PostgreSQL, so nothing else may use it then.
 test: build vet workflowcheck
-	cd tools/devserver && GOFLAGS= $(GO) test -count=1 ./...
+	cd tools/devserver && BATON_TEST_POSTGRES="$$(../../scripts/test-postgres.sh)" GOFLAGS= $(GO) test -count=1 ./...
 	BATON_TEST_POSTGRES="$$(scripts/test-postgres.sh)" $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) fuzz
+	$(MAKE) chaos CHAOS_DURATION=2m CHAOS_RATE=10 CHAOS_OUTAGE=15s CHAOS_JSON=
 
 # Each fuzz target for FUZZTIME (a count: a duration can end a run mid-minimisation with a
 # spurious 'context deadline exceeded'; minimising a new input may take up to 5 s instead of the
@@ -71,6 +73,17 @@ bench: build
 	BATON_TEST_POSTGRES="$$(scripts/test-postgres.sh)" $(GO) test -run '^$$' -bench . -benchmem ./policy/... ./store/... ./provider/...
 	@mkdir -p bench
 	./bin/baton bench --json > bench/results.json
+
+# baton as a cluster under load while things break (chaos/, README "Running on a real cluster"):
+# two Temporal nodes on PostgreSQL, two workers, two `baton serve`, the store on PostgreSQL; the
+# table on the terminal, the figures in bench/chaos.json; it fails when a promise breaks.
+CHAOS_DURATION ?= 5m
+CHAOS_RATE ?= 20
+CHAOS_OUTAGE ?= 30s
+CHAOS_JSON ?= bench/chaos.json
+chaos: build
+	./bin/baton chaos --postgres "$$(scripts/test-postgres.sh)" --postgres-restart "scripts/test-postgres.sh restart" \
+		--duration $(CHAOS_DURATION) --rate $(CHAOS_RATE) --outage $(CHAOS_OUTAGE) $(if $(CHAOS_JSON),--json $(CHAOS_JSON))
 
 demo: build
 	./scripts/demo.sh
