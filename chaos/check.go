@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -57,8 +58,10 @@ type window struct {
 	From, Until time.Time
 }
 
-func (w window) covers(r policy.Reason, at time.Time) bool {
-	return w.Reason == r && (w.From.IsZero() || !at.Before(w.From)) && (w.Until.IsZero() || !at.After(w.Until))
+// covers reports a failure for r of a call made between from and to (an attempt's schedule and
+// end: under load its end is recorded well after the provider answered) within the window.
+func (w window) covers(r policy.Reason, from, to time.Time) bool {
+	return w.Reason == r && (w.From.IsZero() || !to.Before(w.From)) && (w.Until.IsZero() || !from.After(w.Until))
 }
 
 // expectations are what the world's script makes right.
@@ -215,7 +218,7 @@ func checkBlame(ev evidence) []broken {
 			if s.Kind != "attempt" || s.Outcome != "failed" || s.Reason == "" {
 				continue
 			}
-			if !mayFail(ev.Expect.MayFail[s.Profile], s.Reason, s.At) {
+			if !mayFail(ev.Expect.MayFail[s.Profile], s.Reason, cmp.Or(s.Started, s.At), s.At) {
 				out = append(out, broken{promiseBlame, fmt.Sprintf("reply %s blamed %s (%s) with %s at %s: %s",
 					r.WorkflowID, s.Profile, s.Model, s.Reason, s.At.Format("15:04:05.000"), clip(s.Error))})
 			}
@@ -231,8 +234,8 @@ func checkBlame(ev evidence) []broken {
 	return out
 }
 
-func mayFail(ws []window, r policy.Reason, at time.Time) bool {
-	return slices.ContainsFunc(ws, func(w window) bool { return w.covers(r, at) })
+func mayFail(ws []window, r policy.Reason, from, to time.Time) bool {
+	return slices.ContainsFunc(ws, func(w window) bool { return w.covers(r, from, to) })
 }
 
 func mayFailEver(ws []window, r policy.Reason) bool {
@@ -315,7 +318,12 @@ func checkSessions(ev evidence) []broken {
 			got = ev.Expect.Primary[s.Agent]
 		}
 		if got != want {
-			out = append(out, broken{promiseSessions, fmt.Sprintf("session %s (agent %s) is on %s; after its %d replies the rules put it on %s", s.Key, s.Agent, got, len(runs), want)})
+			var told []string
+			for _, r := range runs {
+				told = append(told, r.WorkflowID+" "+r.Status+" "+cmp.Or(r.Final, "(no answer)"))
+			}
+			out = append(out, broken{promiseSessions, fmt.Sprintf("session %s (agent %s) is on %s; after its replies (%s) the rules put it on %s",
+				s.Key, s.Agent, got, strings.Join(told, ", "), want)})
 		}
 	}
 	return out

@@ -103,7 +103,7 @@ func TestEachBrokenBuildIsNamedByThePromiseItBroke(t *testing.T) {
 			s.ErrorCount = 2
 			ev.Stats["rl:chaos"] = s
 		}},
-		{"a failed fallback's session write not rolled back", promiseSessions, "session s1 (agent rl) is on cut/m", func(ev *evidence) {
+		{"a failed fallback's session write not rolled back", promiseSessions, "session s1 (agent rl) is on cut/m; after its replies (reply/rl/s1 completed ok/m) the rules put it on ok/m", func(ev *evidence) {
 			ev.Sessions[0].Model = "cut/m"
 		}},
 		{"a reply that never ends", promiseDrained, "reply-cut-1", func(ev *evidence) { ev.Runs[1].Status = "running" }},
@@ -138,5 +138,23 @@ func TestBurstsFollowTheLadder(t *testing.T) {
 	// A failure 2 s after a cooldown's end may still belong to the old burst (slack 3 s).
 	if n := bursts(fails, 3*time.Second); n != 2 {
 		t.Errorf("bursts with slack = %d, want 2", n)
+	}
+}
+
+// An outage's failure is the provider's though its attempt's end was recorded long after, under
+// load: the call was made within the outage.
+func TestAnOutagesFailureRecordedLateIsNotWronglyBlamed(t *testing.T) {
+	ev := cleanRun()
+	ev.Expect.MayFail["ok:chaos"] = []window{{Reason: policy.ReasonOverloaded, From: t0.Add(time.Minute), Until: t0.Add(90 * time.Second)}}
+	late := history.Step{Kind: "attempt", Profile: "ok:chaos", Model: "ok/m", Outcome: "failed", Reason: policy.ReasonOverloaded,
+		Started: t0.Add(80 * time.Second), At: t0.Add(6 * time.Minute)}
+	ev.Runs[1].Steps = append(ev.Runs[1].Steps, late)
+	if found := check(ev); len(found) != 0 {
+		t.Errorf("a late-recorded outage failure: %+v", found)
+	}
+	late.Started = t0.Add(2 * time.Minute) // begun after the outage: not the provider's doing
+	ev.Runs[1].Steps[len(ev.Runs[1].Steps)-1] = late
+	if found := check(ev); len(found) != 1 || found[0].Promise != promiseBlame {
+		t.Errorf("a failure begun after the outage: %+v", found)
 	}
 }

@@ -38,7 +38,7 @@ cluster=$(pg_lsclusters --no-header | awk -v p="$port" '$3 == p {print $1 " " $2
 if [[ -z "$cluster" ]]; then
   version=$(ls /usr/lib/postgresql | sort -n | tail -1)
   say "creating cluster $version/baton on port $port"
-  pg_createcluster --port "$port" "$version" baton >&2
+  pg_createcluster --port "$port" --pgoption max_connections=300 "$version" baton >&2
   cluster="$version baton"
 fi
 read -r version name <<<"$cluster"
@@ -50,6 +50,17 @@ for _ in $(seq 1 50); do
   as_postgres psql -p "$port" -qtAc 'SELECT 1' >/dev/null 2>&1 && break
   sleep 0.2
 done
+# baton chaos runs two Temporal nodes, two workers and two serve against it: room for their pools
+# (Debian's own cluster has 100).
+if (($(as_postgres psql -p "$port" -qtAc 'SHOW max_connections') < 300)); then
+  say "raising max_connections to 300 (restarts cluster $version/$name)"
+  as_postgres psql -p "$port" -qc 'ALTER SYSTEM SET max_connections = 300' >&2
+  pg_ctlcluster "$version" "$name" restart >&2
+  for _ in $(seq 1 50); do
+    as_postgres psql -p "$port" -qtAc 'SELECT 1' >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+fi
 if [[ $(as_postgres psql -p "$port" -qtAc "SELECT 1 FROM pg_roles WHERE rolname = 'baton'") != 1 ]]; then
   as_postgres psql -p "$port" -qc "CREATE ROLE baton LOGIN SUPERUSER PASSWORD 'baton'" >&2
 fi
