@@ -190,6 +190,13 @@ func (r *reply) walk(ctx workflow.Context) (policy.ReplyResult, bool, error) {
 			ok, err := WriteFallback.RunLocal(storeStep(ctx), SessionWrite{
 				Session: r.req.Session, Agent: r.req.Agent, Expected: before, Next: next, At: now})
 			if err != nil {
+				// A write that failed may have landed all the same (committed as the database
+				// went away, or as the reply was cancelled): undo what it would have written,
+				// where the session still holds it, before the reply ends.
+				if workflow.GetVersion(ctx, changeRollbackFailedWrite, workflow.DefaultVersion, 1) == 1 {
+					r.session = next
+					r.rollback(ctx, before)
+				}
 				return policy.ReplyResult{}, true, err
 			}
 			if ok {

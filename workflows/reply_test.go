@@ -28,6 +28,8 @@ type script struct {
 	records   []workflows.OutcomeRecord
 	writes    []workflows.SessionWrite
 	rollbacks []workflows.SessionRollback
+	// write answers the fallback write (true, nil when nil).
+	write func(workflows.SessionWrite) (bool, error)
 }
 
 // stateOf is a reply state whose config chain is primary, then fallbacks; every provider has one
@@ -67,6 +69,9 @@ func (s *script) run(t *testing.T, req workflows.ReplyRequest, during ...func(en
 	reg(func(context.Context, workflows.ProbeClaim) (bool, error) { return true, nil }, workflows.ClaimProbeActivity)
 	reg(func(_ context.Context, w workflows.SessionWrite) (bool, error) {
 		s.writes = append(s.writes, w)
+		if s.write != nil {
+			return s.write(w)
+		}
 		return true, nil
 	}, workflows.WriteFallbackActivity)
 	reg(func(_ context.Context, r workflows.SessionRollback) (workflows.Done, error) {
@@ -119,6 +124,23 @@ func TestAFailedFallbackRollsBackOnlyWhatItWrote(t *testing.T) {
 	if len(s.writes) != 1 || s.writes[0].Next.ModelOverride != "claude" || len(s.rollbacks) != 1 ||
 		s.rollbacks[0].Written.ModelOverride != "claude" || s.rollbacks[0].Before.ModelOverride != "" {
 		t.Errorf("writes %+v, rollbacks %+v: the fallback's write, then its rollback to what was before", s.writes, s.rollbacks)
+	}
+}
+
+// A fallback write that failed may have landed (committed as the database went away): the reply
+// that ends on it undoes what it would have written, as after a failed fallback.
+func TestAFailedFallbackWriteIsRolledBackAllTheSame(t *testing.T) {
+	s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
+		attempt: func(int, workflows.AttemptRequest) (policy.AttemptOutcome, error) { return timedOut(), nil },
+		write: func(workflows.SessionWrite) (bool, error) {
+			return false, temporal.NewNonRetryableApplicationError("the database went away", "StoreDown", nil)
+		}}
+	_, err := s.run(t, workflows.ReplyRequest{Agent: "main", Session: "s", Message: "hi"})
+	if err == nil || len(s.calls) != 1 {
+		t.Fatalf("ended with %v after %d calls: the fallback is never called", err, len(s.calls))
+	}
+	if len(s.rollbacks) != 1 || s.rollbacks[0].Written.ModelOverride != "claude" || s.rollbacks[0].Before.ModelOverride != "" || s.rollbacks[0].Session != "s" {
+		t.Errorf("rollbacks %+v: what the failed write would have written, undone", s.rollbacks)
 	}
 }
 

@@ -27,7 +27,13 @@ const (
 	// primary). Taken when a probe fails in a way an ordinary call retries. History:
 	// reply-probe-one-call.json.
 	changeProbeOneCall = "probe-one-call"
+
+	// changeRollbackFailedWrite (issue 29): a fallback write that failed is rolled back like one
+	// that succeeded, since it may have landed (the chaos run found sessions left on a fallback
+	// after a database restart and after cancelled replies). Taken when a fallback write fails.
+	// History: reply-write-failed.json.
+	changeRollbackFailedWrite = "rollback-failed-write"
 )
 
 // changeIDs lists every change ID above.
-var changeIDs = []string{changeContinuationCheck, changeProbeOneCall}
+var changeIDs = []string{changeContinuationCheck, changeProbeOneCall, changeRollbackFailedWrite}
