@@ -247,25 +247,9 @@ func (w *world) replies(ctx context.Context) ([]replyRun, error) {
 	return runs, firstErr
 }
 
-func status(s enumspb.WorkflowExecutionStatus) string {
-	switch s {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return "running"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return "completed"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		return "failed"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return "canceled"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		return "terminated"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		return "timed_out"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-		return "continued"
-	}
-	return strings.ToLower(s.String())
-}
+// status is a run's status in lower case (the enum's own name: running, completed, failed,
+// canceled, terminated, timedout, continuedasnew).
+func status(s enumspb.WorkflowExecutionStatus) string { return strings.ToLower(s.String()) }
 
 // expectations are the world's script, with the outage's window.
 func (w *world) expectations([]*request) expectations {

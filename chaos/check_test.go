@@ -10,6 +10,7 @@ import (
 	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
+	enumspb "go.temporal.io/api/enums/v1"
 )
 
 // The checker is known to catch what it claims to: a run that kept every promise passes, and the
@@ -156,5 +157,15 @@ func TestAnOutagesFailureRecordedLateIsNotWronglyBlamed(t *testing.T) {
 	ev.Runs[1].Steps[len(ev.Runs[1].Steps)-1] = late
 	if found := check(ev); len(found) != 1 || found[0].Promise != promiseBlame {
 		t.Errorf("a failure begun after the outage: %+v", found)
+	}
+}
+
+// The checker reads runs by these names.
+func TestStatusNamesAreTheCheckersWords(t *testing.T) {
+	if got := status(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING); got != "running" {
+		t.Errorf("running: %q", got)
+	}
+	if got := status(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED); got != "completed" {
+		t.Errorf("completed: %q", got)
 	}
 }

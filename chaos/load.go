@@ -155,7 +155,7 @@ func (l *load) serve(r *request, s *session) {
 			l.mu.Lock()
 			if r.answered() {
 				last := r.last()
-				s.history = append(s.history, turn{User: userText(last.Marker), Assistant: last.Res.Text})
+				s.history = append(s.history, turn{User: try{Marker: last.Marker}.userMessage(), Assistant: last.Res.Text})
 			}
 			s.busy = false
 			l.mu.Unlock()
@@ -200,9 +200,6 @@ func (l *load) serve(r *request, s *session) {
 		}
 	}
 }
-
-// userText is a try's user message, carrying its mark.
-func userText(marker string) string { return "chaos " + marker + ": answer please" }
 
 // retryable: what a caller's retry mends: a door that is gone (no response, or a stream cut
 // without a word), a door that cannot start the reply now (503) or has no room (429 server_busy).
