@@ -177,7 +177,7 @@ func TestExplainPutsTheSpendOnTheCallThatEndedTheAttempt(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	lines := strings.Split(stdout, "\n")
-	if spendCells(lines[2]) != "-|-" || !strings.Contains(lines[2], "failed") ||
+	if spendCells(lines[2]) != "-|-" || !strings.Contains(lines[2], "lost") || !strings.Contains(lines[2], "run again") ||
 		spendCells(lines[3]) != "10 in / 3 out|-" || !strings.Contains(lines[3], "succeeded") {
 		t.Errorf("explain:\n%s", stdout)
 	}
