@@ -33,7 +33,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
@@ -386,12 +385,7 @@ func checkShards(opts *options, stored int32) error {
 // registerNamespaces registers the namespaces that do not exist yet, through the frontend (on
 // PostgreSQL the server starts without any). A node starting at the same time may register one
 // first: "already exists" is success.
-func (d *devServer) registerNamespaces() error {
-	conn, err := grpc.NewClient(d.opts.frontendAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return fmt.Errorf("connecting to frontend: %w", err)
-	}
-	defer conn.Close()
+func (d *devServer) registerNamespaces(conn *grpc.ClientConn) error {
 	wf := workflowservice.NewWorkflowServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

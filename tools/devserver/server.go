@@ -172,13 +172,19 @@ func (d *devServer) start() error {
 	if err := d.server.Start(); err != nil {
 		return fmt.Errorf("starting server: %w", err)
 	}
+	// One connection to the frontend for what start asks of it.
+	conn, err := grpc.NewClient(d.opts.frontendAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("connecting to frontend: %w", err)
+	}
+	defer conn.Close()
 	if d.opts.pg != nil {
-		if err := d.registerNamespaces(); err != nil {
+		if err := d.registerNamespaces(conn); err != nil {
 			return err
 		}
 	}
 	// A namespace kept in a --db-filename from an earlier run lacks attributes added since.
-	if err := d.ensureSearchAttributes(); err != nil {
+	if err := d.ensureSearchAttributes(conn); err != nil {
 		return err
 	}
 	d.startLock.release()
@@ -216,12 +222,7 @@ func (d *devServer) stop() {
 	}
 }
 
-func (d *devServer) ensureSearchAttributes() error {
-	conn, err := grpc.NewClient(d.opts.frontendAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return fmt.Errorf("connecting to frontend: %w", err)
-	}
-	defer conn.Close()
+func (d *devServer) ensureSearchAttributes(conn *grpc.ClientConn) error {
 	op := operatorservice.NewOperatorServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
