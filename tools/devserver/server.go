@@ -136,7 +136,7 @@ func preparePostgresServer(opts *options, logger log.Logger) (*config.Config, *p
 		lock.release()
 		return nil, nil, err
 	}
-	conf, err := serverConfig(opts, opts.pg.sqlConfig(opts.pg.name, opts.dbMaxConns, opts.dbMaxConns))
+	conf, err := serverConfig(opts, opts.pg.serverSQL(opts.pg.name, opts.dbMaxConns, opts.dbMaxConns))
 	if err != nil {
 		lock.release()
 		return nil, nil, err
@@ -302,7 +302,7 @@ func serverConfig(opts *options, sqlConf *config.SQL) (*config.Config, error) {
 			NumHistoryShards: int32(opts.historyShards),
 			DataStores: map[string]config.DataStore{
 				"default":    {SQL: sqlConf},
-				"visibility": {SQL: opts.pg.sqlConfig(opts.pg.visibilityName(), max(2, opts.dbMaxConns/2), max(2, opts.dbMaxConns/2))},
+				"visibility": {SQL: opts.pg.serverSQL(opts.pg.visibilityName(), max(2, opts.dbMaxConns/2), max(2, opts.dbMaxConns/2))},
 			},
 		}
 	} else {
@@ -401,6 +401,13 @@ func dynamicConfig(opts *options) dynamicconfig.StaticClient {
 	// test logs both). Shards are taken over on the ring change itself, not on
 	// history.acquireShardInterval's timer; history.shardUpdateMinInterval only bounds how many
 	// finished tasks a new owner checks again, and 1,000 completed tasks bound it already.
+	if opts.pg != nil {
+		// A cluster's nodes register baton's search attributes before they serve, so each may keep
+		// them cached as a production server does. Read again at every start, upsert, close and
+		// list, they cost a metadata read each, and under baton chaos's load those reads hit the
+		// persistence rate limit and failed the lists.
+		dc[dynamicconfig.MakeKey("system.forceSearchAttributesCacheRefreshOnRead")] = false
+	}
 	for k, v := range opts.dynamicConfig {
 		dc[dynamicconfig.MakeKey(k)] = v
 	}

@@ -67,13 +67,13 @@ func TestVisibilityStore(t *testing.T) {
 }
 
 // With --db, persistence and visibility are PostgreSQL databases of their own, through the
-// postgres12 plugin, with bounded pools.
+// postgres12 plugin (its pgx driver), with bounded pools.
 func TestPostgresStores(t *testing.T) {
 	o, err := parseArgs([]string{"--db", "postgres://u:pw@127.0.0.1:5432/temporal?sslmode=disable"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf, err := serverConfig(o, o.pg.sqlConfig(o.pg.name, pgDefaultMaxConns, pgDefaultMaxConns))
+	conf, err := serverConfig(o, o.pg.serverSQL(o.pg.name, pgDefaultMaxConns, pgDefaultMaxConns))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestPostgresStores(t *testing.T) {
 		t.Fatalf("stores %+v", p.DataStores)
 	}
 	for _, s := range []*config.SQL{main, vis} {
-		if s.PluginName != "postgres12" || s.ConnectAddr != "127.0.0.1:5432" || s.User != "u" || s.Password != "pw" ||
+		if s.PluginName != "postgres12_pgx" || s.ConnectAddr != "127.0.0.1:5432" || s.User != "u" || s.Password != "pw" ||
 			s.ConnectAttributes["sslmode"] != "disable" || s.MaxConns == 0 {
 			t.Errorf("store %+v", s)
 		}
