@@ -455,6 +455,10 @@ func (a *Activities) RollbackFallback(ctx context.Context, r workflows.SessionRo
 		return err
 	}
 	_, err = st.RollbackModel(ctx, r.Session, r.Before, r.Written, r.At)
+	if errors.Is(err, store.ErrSessionUnreadable) {
+		// The rollback outlasts a store that restarts (undoStep); a spoilt row it cannot outlast.
+		return temporal.NewNonRetryableApplicationError(err.Error(), "SessionUnreadable", err)
+	}
 	return err
 }
 

@@ -170,6 +170,15 @@ func SameFallbackOwned(a, b SessionModel) bool {
 	return true
 }
 
+// SameFallbackWrite reports whether a and b are the same fallback write but for when it was made:
+// what a reply's write finds when it runs again in a later workflow task, after the task that
+// ran it first was lost with its record (a Temporal node or its database went away as it
+// completed). A session's replies run one at a time, so no other reply writes it meanwhile.
+func SameFallbackWrite(a, b SessionModel) bool {
+	a.ModelOverrideUpdatedAt = b.ModelOverrideUpdatedAt
+	return SameFallbackOwned(a, b)
+}
+
 // WithFallbackOwned is s with the fields a fallback owns taken from next: the set of the
 // session's compare-and-set (everything else, like the compaction count, stays the session's).
 func WithFallbackOwned(s, next SessionModel) SessionModel {

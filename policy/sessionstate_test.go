@@ -170,6 +170,33 @@ func TestSameFallbackOwned(t *testing.T) {
 	}
 }
 
+func TestSameFallbackWrite(t *testing.T) {
+	written := FallbackWrite(SessionModel{CompactionCount: 2}, claude, gpt5, "anthropic:a", sessT0)
+	moved := func(f func(*SessionModel)) SessionModel {
+		m := clone(written)
+		f(&m)
+		return m
+	}
+	for _, c := range []struct {
+		name    string
+		session SessionModel
+		same    bool
+	}{
+		{"the write itself", clone(written), true},
+		{"the same write run again later (its first task was lost)", moved(func(m *SessionModel) { m.ModelOverrideUpdatedAt = sessT0.Add(3 * time.Second) }), true},
+		{"a compaction meanwhile is the session's", moved(func(m *SessionModel) { m.CompactionCount = 3 }), true},
+		{"a /model meanwhile is not the write", UserChoice(written, gemini, "", sessT0.Add(time.Second)), false},
+		{"another fallback target is not the write", FallbackWrite(SessionModel{CompactionCount: 2}, gemini, gpt5, "anthropic:a", sessT0), false},
+		{"another pin is not the write", moved(func(m *SessionModel) { m.AuthProfileOverride = "anthropic:b" }), false},
+		{"another origin is not the write", moved(func(m *SessionModel) { m.ModelOverrideFallbackOriginModel = "gpt-4" }), false},
+		{"the session before the write is not the write", SessionModel{CompactionCount: 2}, false},
+	} {
+		if got := SameFallbackWrite(c.session, written); got != c.same {
+			t.Errorf("%s: SameFallbackWrite = %v", c.name, got)
+		}
+	}
+}
+
 func TestWithFallbackOwnedWritesOnlyWhatAFallbackOwns(t *testing.T) {
 	session := SessionModel{CompactionCount: 5}
 	next := FallbackWrite(SessionModel{CompactionCount: 2}, claude, gpt5, "anthropic:a", sessT0)

@@ -28,7 +28,7 @@ func (s *Store) GetSession(ctx context.Context, key string) (Session, error) {
 func decodeSession(key, raw string, version, updated int64) (Session, error) {
 	var sess Session
 	if err := json.Unmarshal([]byte(raw), &sess); err != nil {
-		return Session{}, fmt.Errorf("session %q unreadable: %w", key, err)
+		return Session{}, fmt.Errorf("session %q %w: %w", key, ErrSessionUnreadable, err)
 	}
 	sess.Key, sess.Version, sess.UpdatedAt = key, version, fromMS(updated)
 	return sess, nil
@@ -87,6 +87,9 @@ var ErrUnchanged = errors.New("unchanged")
 // ErrSessionMoved means the session no longer holds what the caller loaded.
 var ErrSessionMoved = errors.New("session changed since it was loaded")
 
+// ErrSessionUnreadable is a session row whose data does not decode: no retry reads it better.
+var ErrSessionUnreadable = errors.New("unreadable")
+
 // CompareAndSetModel writes next's fallback-owned fields (policy.WithFallbackOwned) only if the
 // session still holds expected's: a fallback never overwrites a choice made meanwhile. It returns
 // ErrSessionMoved otherwise.
@@ -95,7 +98,10 @@ func (s *Store) CompareAndSetModel(ctx context.Context, key, agent string, expec
 		if policy.SameFallbackOwned(sess.Model, next) {
 			return ErrUnchanged // already written (a retried activity): written once
 		}
-		if !policy.SameFallbackOwned(sess.Model, expected) {
+		// The same write made at another time is this reply's own, run again after the workflow
+		// task that made it first was lost: it is written with this run's time, so that the
+		// reply's rollback finds exactly what it wrote.
+		if !policy.SameFallbackOwned(sess.Model, expected) && !policy.SameFallbackWrite(sess.Model, next) {
 			return ErrSessionMoved
 		}
 		sess.Model = policy.WithFallbackOwned(sess.Model, next)

@@ -200,6 +200,20 @@ func TestCompareAndSetWritesOnlyWhatAFallbackOwns(t *testing.T) {
 		if again, err := s.RollbackModel(ctx, "s1", empty.Model, written, t0); err != nil || again.Version != sess.Version {
 			t.Errorf("a repeated rollback wrote again: %+v, %v", again, err)
 		}
+		// The same write run again in a later workflow task (the first task's record was lost,
+		// not its write) is the reply's own: it takes the later time, and its rollback undoes it.
+		if _, err := s.CompareAndSetModel(ctx, "s1", "main", empty.Model, written, t0); err != nil {
+			t.Fatal(err)
+		}
+		rerun := written
+		rerun.ModelOverrideUpdatedAt = t0.Add(3 * time.Second)
+		sess, err = s.CompareAndSetModel(ctx, "s1", "main", empty.Model, rerun, t0.Add(3*time.Second))
+		if err != nil || !policy.SameFallbackOwned(sess.Model, rerun) {
+			t.Fatalf("the write run again: %+v, %v", sess.Model, err)
+		}
+		if sess, err = s.RollbackModel(ctx, "s1", empty.Model, rerun, t0); err != nil || sess.Model != (policy.SessionModel{CompactionCount: 1}) {
+			t.Errorf("the rerun's rollback: %+v, %v", sess.Model, err)
+		}
 		// A fallback that loaded what was since rolled back may not write.
 		later := policy.FallbackWrite(written, policy.ModelRef{Provider: "xai", Model: "grok"}, policy.ModelRef{Provider: "openai", Model: "gpt-5"}, "", t0.Add(time.Second))
 		if _, err := s.CompareAndSetModel(ctx, "s1", "main", written, later, t0); !errors.Is(err, ErrSessionMoved) {

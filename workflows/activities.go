@@ -65,3 +65,14 @@ func storeStep(ctx workflow.Context) workflow.Context {
 			NonRetryableErrorTypes: []string{"NoStore"}},
 	})
 }
+
+// undoStep is the options of a rollback, the step that keeps a failed reply from leaving its
+// fallback on the session: it outlasts a store that restarts (the brief retries of storeStep
+// gave up within ~3 s while a PostgreSQL restart took 10) and only then is logged as failed.
+func undoStep(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumInterval: 5 * time.Second,
+			NonRetryableErrorTypes: []string{"NoStore"}},
+	})
+}

@@ -376,7 +376,7 @@ func (r *reply) rollback(ctx workflow.Context, before policy.SessionModel) {
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
 	written := r.session
-	_, err := RollbackFallback.RunLocal(storeStep(ctx), SessionRollback{
+	_, err := RollbackFallback.RunLocal(undoStep(ctx), SessionRollback{
 		Session: r.req.Session, Before: before, Written: written, At: workflow.Now(ctx)})
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("fallback rollback failed", "session", r.req.Session, "error", err)

@@ -30,6 +30,9 @@ type script struct {
 	rollbacks []workflows.SessionRollback
 	// write answers the fallback write (true, nil when nil).
 	write func(workflows.SessionWrite) (bool, error)
+	// rollback answers the nth run of a rollback (nil when nil).
+	rollback func(n int) error
+	undos    int // runs of the rollback, failed ones included
 }
 
 // stateOf is a reply state whose config chain is primary, then fallbacks; every provider has one
@@ -75,6 +78,12 @@ func (s *script) run(t *testing.T, req workflows.ReplyRequest, during ...func(en
 		return true, nil
 	}, workflows.WriteFallbackActivity)
 	reg(func(_ context.Context, r workflows.SessionRollback) (workflows.Done, error) {
+		s.undos++
+		if s.rollback != nil {
+			if err := s.rollback(s.undos); err != nil {
+				return workflows.Done{}, err
+			}
+		}
 		s.rollbacks = append(s.rollbacks, r)
 		return workflows.Done{}, nil
 	}, workflows.RollbackFallbackActivity)
@@ -124,6 +133,26 @@ func TestAFailedFallbackRollsBackOnlyWhatItWrote(t *testing.T) {
 	if len(s.writes) != 1 || s.writes[0].Next.ModelOverride != "claude" || len(s.rollbacks) != 1 ||
 		s.rollbacks[0].Written.ModelOverride != "claude" || s.rollbacks[0].Before.ModelOverride != "" {
 		t.Errorf("writes %+v, rollbacks %+v: the fallback's write, then its rollback to what was before", s.writes, s.rollbacks)
+	}
+}
+
+// A rollback outlasts a store that restarts: the brief retries of the other store steps (5 tries,
+// ~3 s) would leave the failed fallback on the session while PostgreSQL restarts for 10 s.
+func TestARollbackOutlastsAStoreThatRestarts(t *testing.T) {
+	s := &script{state: stateOf("openai/gpt-5", "anthropic/claude"),
+		attempt: func(int, workflows.AttemptRequest) (policy.AttemptOutcome, error) { return timedOut(), nil },
+		rollback: func(n int) error {
+			if n <= 5 {
+				return errors.New("failed to connect: the database system is starting up")
+			}
+			return nil
+		}}
+	_, err := s.run(t, workflows.ReplyRequest{Agent: "main", Session: "s", Message: "hi"})
+	if errorType(err) != policy.ErrFallbackSummary {
+		t.Fatalf("ended with %v", err)
+	}
+	if s.undos != 6 || len(s.rollbacks) != 1 || s.rollbacks[0].Written.ModelOverride != "claude" {
+		t.Errorf("%d runs of the rollback, %+v done: the sixth undoes the write", s.undos, s.rollbacks)
 	}
 }
 
