@@ -73,6 +73,7 @@ bench: build
 	BATON_TEST_POSTGRES="$$(scripts/test-postgres.sh)" $(GO) test -run '^$$' -bench . -benchmem ./policy/... ./store/... ./provider/...
 	@mkdir -p bench
 	./bin/baton bench --json > bench/results.json
+	./bin/baton bench --postgres "$$(scripts/test-postgres.sh)" --json > bench/results-postgres.json
 
 # baton as a cluster under load while things break (chaos/, README "Running on a real cluster"):
 # two Temporal nodes on PostgreSQL, two workers, two `baton serve`, the store on PostgreSQL; the

@@ -40,6 +40,10 @@ type Options struct {
 	FirstTokenTimeout time.Duration
 	// Progress receives a line per phase (nil: none).
 	Progress io.Writer
+	// Postgres, when set, is a PostgreSQL URL whose role may create databases: the run puts the
+	// dev server's persistence and visibility (temporal-dev --db) and the store on databases of
+	// its own there, dropped after. Empty: both on SQLite, as `make demo` runs.
+	Postgres string
 }
 
 func (o *Options) defaults() {
@@ -103,6 +107,8 @@ type Setup struct {
 	FirstTokenTimeoutMs int64 `json:"firstTokenTimeoutMs"`
 	// ServerArgs are the extra dev server flags of $BATON_BENCH_SERVER_ARGS, if any.
 	ServerArgs string `json:"serverArgs,omitempty"`
+	// Databases is where the dev server and the store kept their state: "sqlite" or "postgresql".
+	Databases string `json:"databases"`
 }
 
 // AllPass reports whether every figure met its goal.
@@ -157,6 +163,8 @@ type bench struct {
 	serveURL string
 	raw      map[string]float64
 	seq      int
+	// pgName is the run's own database on Options.Postgres (its _visibility and _store beside it).
+	pgName string
 }
 
 func (b *bench) progress(format string, args ...any) {
@@ -170,7 +178,10 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 	res := &Results{At: time.Now().UTC(), Machine: machine(), Raw: b.raw, Events: map[string][]string{}, Timeline: map[string][]string{}, Setup: Setup{
 		LatencyMs: o.Latency.Milliseconds(), Samples: o.Samples, InFlight: o.InFlight,
 		OutageSeconds: int64(o.Outage / time.Second), OutageEveryMs: o.OutageEvery.Milliseconds(),
-		FirstTokenTimeoutMs: o.FirstTokenTimeout.Milliseconds(), ServerArgs: os.Getenv("BATON_BENCH_SERVER_ARGS")}}
+		FirstTokenTimeoutMs: o.FirstTokenTimeout.Milliseconds(), ServerArgs: os.Getenv("BATON_BENCH_SERVER_ARGS"), Databases: "sqlite"}}
+	if o.Postgres != "" {
+		res.Setup.Databases = "postgresql"
+	}
 
 	if err := b.warmUp(ctx); err != nil {
 		return nil, err

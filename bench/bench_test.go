@@ -2,13 +2,19 @@ package bench_test
 
 import (
 	"context"
+	"database/sql"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/bench"
 	"github.com/batonhq/baton/lab"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", to look for databases left behind
 )
 
 // TestBenchMeasuresEveryFigure runs the bench small (a few samples, 20 in flight, a 3 s outage)
@@ -18,27 +24,9 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the Temporal dev server: `make test` runs it")
 	}
-	server, err := lab.DevServerPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := lab.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	worker, baton := filepath.Join(t.TempDir(), "baton-worker"), filepath.Join(t.TempDir(), "baton")
-	if out, err := exec.Command("go", "build", "-o", worker, filepath.Join(root, "worker")).CombinedOutput(); err != nil {
-		t.Fatalf("building the worker: %v\n%s", err, out)
-	}
-	if out, err := exec.Command("go", "build", "-o", baton, filepath.Join(root, "starter")).CombinedOutput(); err != nil {
-		t.Fatalf("building baton: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	res, err := bench.Run(ctx, bench.Options{ServerBin: server, WorkerBin: worker, BatonBin: baton, Latency: 50 * time.Millisecond,
-		Samples: 3, InFlight: 20, Outage: 3 * time.Second, FirstTokenTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
+	res := smallRunWith(t, bench.Options{})
+	if res.Setup.Databases != "sqlite" {
+		t.Errorf("databases %q", res.Setup.Databases)
 	}
 	want := map[string]string{"happy_ratio": "<=", "failover_ratio": "<=", "outage_primary_attempts": "<=", "silent_failover_s": "<=",
 		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "throughput_ratio": ">=", "engine_ratio": ">=",
@@ -90,4 +78,72 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 	if f, _ := res.Figure("worker_rss_mb"); f.Value <= 0 {
 		t.Errorf("worker RSS %v", f.Value)
 	}
+}
+
+// TestBenchRunsOnPostgres runs the same small bench with the dev server and the store on
+// PostgreSQL (--postgres): every figure comes out, the events of a reply are the same as on
+// SQLite's, and the run's databases are gone after it.
+func TestBenchRunsOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Temporal dev server and PostgreSQL: `make test` runs it")
+	}
+	base := os.Getenv("BATON_TEST_POSTGRES")
+	if base == "" {
+		t.Fatal("BATON_TEST_POSTGRES is not set: `make test` sets it from scripts/test-postgres.sh")
+	}
+	var progress strings.Builder
+	res := smallRunWith(t, bench.Options{Postgres: base, Progress: &progress})
+	if res.Setup.Databases != "postgresql" || !strings.Contains(progress.String(), "on PostgreSQL: databases baton_bench_") {
+		t.Fatalf("databases %q; progress:\n%s", res.Setup.Databases, progress.String())
+	}
+	for _, name := range []string{"throughput_ratio", "engine_ratio", "floor_rps", "floor_regular_rps", "serve_happy_ratio", "events_happy"} {
+		if f, ok := res.Figure(name); !ok || f.Value <= 0 {
+			t.Errorf("%s: %+v", name, f)
+		}
+	}
+	if happy := res.Events["happy"]; len(happy) < 4 || happy[len(happy)-1] != "WorkflowExecutionCompleted" {
+		t.Errorf("a happy reply's events on PostgreSQL: %q", happy)
+	}
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var left int
+	if err := db.QueryRow(`SELECT count(*) FROM pg_database WHERE datname LIKE 'baton\_bench\_%'`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d databases of bench runs left behind (%v)", left, err)
+	}
+}
+
+// smallRunWith runs the bench small (a few samples, 20 in flight, a 3 s outage) on the real dev
+// server with a worker and baton built from this tree, with o's databases and progress.
+func smallRunWith(t *testing.T, o bench.Options) *bench.Results {
+	t.Helper()
+	server, err := lab.DevServerPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := lab.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker, baton := filepath.Join(t.TempDir(), "baton-worker"), filepath.Join(t.TempDir(), "baton")
+	if out, err := exec.Command("go", "build", "-o", worker, filepath.Join(root, "worker")).CombinedOutput(); err != nil {
+		t.Fatalf("building the worker: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("go", "build", "-o", baton, filepath.Join(root, "starter")).CombinedOutput(); err != nil {
+		t.Fatalf("building baton: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	o.ServerBin, o.WorkerBin, o.BatonBin = server, worker, baton
+	o.Latency, o.Samples, o.InFlight, o.Outage, o.FirstTokenTimeout = 50*time.Millisecond, 3, 20, 3*time.Second, time.Second
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	res, err := bench.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/workflows"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
@@ -92,8 +94,16 @@ func (b *bench) start(ctx context.Context) error {
 		return err
 	}
 	storeURL := "sqlite://" + filepath.Join(b.dir, "baton.db")
+	serverArgs := strings.Fields(os.Getenv("BATON_BENCH_SERVER_ARGS"))
+	if b.opts.Postgres != "" {
+		var temporalURL string
+		if storeURL, temporalURL, err = b.databases(ctx); err != nil {
+			return err
+		}
+		serverArgs = append(serverArgs, "--db", temporalURL)
+	}
 	if b.store, err = store.Open(ctx, storeURL, store.Options{}); err != nil {
-		return err
+		return fmt.Errorf("the store on %s: %w", lab.Redact(storeURL), err)
 	}
 	for _, c := range creds {
 		if err := b.store.PutCredential(ctx, "main", c); err != nil {
@@ -104,7 +114,7 @@ func (b *bench) start(ctx context.Context) error {
 	b.progress("starting the dev server (%s)", b.opts.ServerBin)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if b.server, err = lab.StartServer(sctx, lab.ServerOptions{Path: b.opts.ServerBin, Args: strings.Fields(os.Getenv("BATON_BENCH_SERVER_ARGS"))}); err != nil {
+	if b.server, err = lab.StartServer(sctx, lab.ServerOptions{Path: b.opts.ServerBin, Args: serverArgs}); err != nil {
 		return err
 	}
 	b.c = b.server.Client()
@@ -127,8 +137,18 @@ func (b *bench) start(ctx context.Context) error {
 	// Ready when it answers a ping.
 	pctx, pcancel := context.WithTimeout(ctx, time.Minute)
 	defer pcancel()
-	run, err := b.c.ExecuteWorkflow(pctx, client.StartWorkflowOptions{ID: "bench-ping", TaskQueue: taskQueue},
-		workflows.PingWorkflowName, workflows.PingInput{Message: "bench"})
+	var run client.WorkflowRun
+	for {
+		run, err = b.c.ExecuteWorkflow(pctx, client.StartWorkflowOptions{ID: "bench-ping", TaskQueue: taskQueue},
+			workflows.PingWorkflowName, workflows.PingInput{Message: "bench"})
+		// A fresh cluster on PostgreSQL registers its namespace as it starts; its history service
+		// learns of it a moment after the frontend answers.
+		var nf *serviceerror.NamespaceNotFound
+		if !errors.As(err, &nf) || pctx.Err() != nil {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 	if err == nil {
 		err = run.Get(pctx, nil)
 	}
@@ -178,6 +198,24 @@ func (b *bench) env(queue, storeURL, configPath string, extra ...string) []strin
 		extra...)
 }
 
+// databases makes the run's databases on Options.Postgres: the store's; the dev server makes
+// its own two (persistence and visibility) at its start.
+func (b *bench) databases(ctx context.Context) (storeURL, temporalURL string, err error) {
+	name := fmt.Sprintf("baton_bench_%d", time.Now().Unix())
+	if temporalURL, err = lab.DatabaseURL(b.opts.Postgres, name); err != nil {
+		return "", "", fmt.Errorf("--postgres: %w", err)
+	}
+	if storeURL, err = lab.DatabaseURL(b.opts.Postgres, name+"_store"); err != nil {
+		return "", "", fmt.Errorf("--postgres: %w", err)
+	}
+	if err := lab.CreateDatabase(ctx, b.opts.Postgres, name+"_store"); err != nil {
+		return "", "", err
+	}
+	b.pgName = name
+	b.progress("on PostgreSQL: databases %s, %s_visibility, %s_store (dropped after)", name, name, name)
+	return storeURL, temporalURL, nil
+}
+
 func (b *bench) close() {
 	if b.serve != nil && b.serve.Process != nil {
 		_ = b.serve.Process.Signal(syscall.SIGTERM)
@@ -207,6 +245,15 @@ func (b *bench) close() {
 	}
 	if b.fake != nil {
 		b.fake.Close()
+	}
+	if b.pgName != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, db := range []string{b.pgName, b.pgName + "_visibility", b.pgName + "_store"} {
+			if err := lab.DropDatabase(ctx, b.opts.Postgres, db); err != nil {
+				b.progress("dropping database %s: %v", db, err)
+			}
+		}
 	}
 }
 

@@ -2,11 +2,9 @@ package chaos
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,8 +25,6 @@ import (
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/workflows"
 	"go.temporal.io/sdk/client"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", to create the run's databases
 )
 
 // The world's agents: each chain's primary fails in its own way and falls back to ok/m, which
@@ -190,27 +186,6 @@ type world struct {
 	faultsDealt []*fault
 }
 
-// dbURL is base with its database replaced by name.
-func dbURL(base, name string) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", fmt.Errorf("--postgres: %q is not a postgres:// URL", redact(base))
-	}
-	u.Path = "/" + name
-	return u.String(), nil
-}
-
-// redact hides a URL's password.
-func redact(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
-		}
-	}
-	return s
-}
-
 func (w *world) progress(format string, args ...any) {
 	if w.opts.Progress != nil {
 		fmt.Fprintf(w.opts.Progress, "chaos: "+format+"\n", args...)
@@ -222,13 +197,13 @@ func (w *world) up(ctx context.Context) error {
 	w.started = time.Now()
 	name := fmt.Sprintf("baton_chaos_%d", w.started.Unix())
 	var err error
-	if w.temporal, err = dbURL(w.opts.Postgres, name); err != nil {
-		return err
+	if w.temporal, err = lab.DatabaseURL(w.opts.Postgres, name); err != nil {
+		return fmt.Errorf("--postgres: %w", err)
 	}
-	if w.storeURL, err = dbURL(w.opts.Postgres, name+"_store"); err != nil {
-		return err
+	if w.storeURL, err = lab.DatabaseURL(w.opts.Postgres, name+"_store"); err != nil {
+		return fmt.Errorf("--postgres: %w", err)
 	}
-	if err := createDatabase(ctx, w.opts.Postgres, name+"_store"); err != nil {
+	if err := lab.CreateDatabase(ctx, w.opts.Postgres, name+"_store"); err != nil {
 		return err
 	}
 
@@ -255,7 +230,7 @@ func (w *world) up(ctx context.Context) error {
 		return err
 	}
 	if w.store, err = store.Open(ctx, w.storeURL, store.Options{}); err != nil {
-		return fmt.Errorf("the store on %s: %w", redact(w.storeURL), err)
+		return fmt.Errorf("the store on %s: %w", lab.Redact(w.storeURL), err)
 	}
 	for _, c := range creds {
 		if err := w.store.PutCredential(ctx, "main", c); err != nil {
@@ -401,48 +376,13 @@ func (w *world) down(ctx context.Context, drop bool) {
 		w.fake.Close()
 	}
 	if drop && w.temporal != "" {
-		name := strings.TrimPrefix(mustPath(w.temporal), "/")
+		name := lab.DatabaseName(w.temporal)
 		for _, db := range []string{name, name + "_visibility", name + "_store"} {
-			if err := dropDatabase(ctx, w.opts.Postgres, db); err != nil {
+			if err := lab.DropDatabase(ctx, w.opts.Postgres, db); err != nil {
 				w.progress("dropping database %s: %v", db, err)
 			}
 		}
 	}
-}
-
-func mustPath(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return ""
-	}
-	return p.Path
-}
-
-var dbName = regexp.MustCompile(`^[a-z0-9_]+$`)
-
-func createDatabase(ctx context.Context, base, name string) error {
-	return adminExec(ctx, base, name, "CREATE DATABASE "+name)
-}
-
-func dropDatabase(ctx context.Context, base, name string) error {
-	return adminExec(ctx, base, name, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-}
-
-// adminExec runs a database statement on base's database (names are checked: they cannot be
-// bound as parameters).
-func adminExec(ctx context.Context, base, name, stmt string) error {
-	if !dbName.MatchString(name) {
-		return fmt.Errorf("database name %q", name)
-	}
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, stmt); err != nil {
-		return fmt.Errorf("%s on %s: %w", strings.Fields(stmt)[0]+" DATABASE "+name, redact(base), err)
-	}
-	return nil
 }
 
 // freePort is a free loopback port below the ephemeral range (lab.FreeHostPort).

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton/internal/logging"
 	"go.temporal.io/sdk/client"
@@ -127,7 +128,18 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w\n%s", path, err, tail(logFile.Name(), 20))
 	}
-	return &Server{dev: dev, logPath: logFile.Name(), keepLog: opts.LogDir != ""}, nil
+	srv := &Server{dev: dev, logPath: logFile.Name(), keepLog: opts.LogDir != ""}
+	// The frontend answers before the server's start is done: on PostgreSQL it then registers
+	// the namespace and its search attributes, and says so in this line.
+	for !logSays(logFile.Name(), "Temporal server: ") {
+		select {
+		case <-ctx.Done():
+			_ = srv.Stop()
+			return nil, fmt.Errorf("starting %s: its start did not complete: %w\n%s", path, ctx.Err(), tail(logFile.Name(), 20))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return srv, nil
 }
 
 // FreeHostPort is a loopback address no one listens on, with a port below the kernel's
@@ -162,6 +174,12 @@ func (s *Server) Stop() error {
 		_ = os.Remove(s.logPath)
 	}
 	return err
+}
+
+// logSays reports whether the file at path holds s.
+func logSays(path, s string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && strings.Contains(string(b), s)
 }
 
 func tail(path string, n int) string {

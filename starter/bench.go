@@ -27,6 +27,7 @@ func runBench(ctx context.Context, args []string, out, errOut io.Writer) int {
 	outage := fs.Duration("outage", 60*time.Second, "how long the primary is down in the outage measurement")
 	every := fs.Duration("outage-every", time.Second, "one reply per this interval during the outage")
 	firstToken := fs.Duration("first-token-timeout", 5*time.Second, "the worker's first-token timeout during the run")
+	postgres := fs.String("postgres", "", "run the dev server (temporal-dev --db) and the store on PostgreSQL: a URL whose role may create databases; the run makes its own and drops them (make bench passes scripts/test-postgres.sh's)")
 	if _, code, ok := parseFlags(fs, args, errOut); !ok {
 		return code
 	}
@@ -59,7 +60,7 @@ func runBench(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitFailure
 	}
 	res, err := bench.Run(ctx, bench.Options{ServerBin: server, WorkerBin: worker, BatonBin: self, Latency: *latency, Samples: *samples,
-		InFlight: *inFlight, Outage: *outage, OutageEvery: *every, FirstTokenTimeout: *firstToken, Progress: errOut})
+		InFlight: *inFlight, Outage: *outage, OutageEvery: *every, FirstTokenTimeout: *firstToken, Progress: errOut, Postgres: *postgres})
 	if err != nil {
 		fmt.Fprintf(errOut, "baton bench: %v\n", err)
 		return exitFailure

@@ -16,7 +16,10 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/log"
@@ -427,8 +430,41 @@ func (d *devServer) registerNamespaces(conn *grpc.ClientConn) error {
 		if err != nil {
 			return fmt.Errorf("namespace %s, registered: %w", ns, err)
 		}
+		if err := awaitNamespace(ctx, wf, ns); err != nil {
+			return fmt.Errorf("namespace %s, registered: %w", ns, err)
+		}
 	}
 	return nil
+}
+
+// awaitNamespace waits until history and matching know namespace ns too: each service keeps its
+// own namespace cache, refreshed every 2 s, and until then a worker's polls and a client's
+// starts fail with "Namespace default is not found." (the first reply of a fresh cluster did).
+// A workflow that does not exist and a task queue no one polls are what each says then.
+func awaitNamespace(ctx context.Context, wf workflowservice.WorkflowServiceClient, ns string) error {
+	for {
+		_, errHistory := wf.DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+			Namespace: ns, Execution: &commonpb.WorkflowExecution{WorkflowId: "temporal-dev-namespace-probe"}})
+		_, errMatching := wf.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+			Namespace: ns, TaskQueue: &taskqueuepb.TaskQueue{Name: "temporal-dev-namespace-probe"}})
+		unknown := false
+		for _, err := range []error{errHistory, errMatching} {
+			var nf *serviceerror.NamespaceNotFound
+			if errors.As(serviceerror.FromStatus(status.Convert(err)), &nf) || status.Code(err) == codes.Unavailable {
+				unknown = true
+			} else if err != nil && status.Code(err) != codes.NotFound {
+				return err
+			}
+		}
+		if !unknown {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("history and matching still do not know it: %w", ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // retry retries f while it fails with code (or Unavailable: a frontend just started may not see
