@@ -143,7 +143,9 @@ func TestTheFallbackOwnedFieldsAreEverySessionModelFieldButTheCompactionCount(t 
 	}
 }
 
-func TestSameFallbackOwned(t *testing.T) {
+// SameFallbackOwned is the compare of the session's compare-and-set; SameFallbackWrite finds the
+// reply's own write run again in a later workflow task, which differs only in its time.
+func TestSameFallbackOwnedAndSameFallbackWrite(t *testing.T) {
 	written := FallbackWrite(SessionModel{CompactionCount: 2}, claude, gpt5, "anthropic:a", sessT0)
 	moved := func(f func(*SessionModel)) SessionModel {
 		m := clone(written)
@@ -151,46 +153,25 @@ func TestSameFallbackOwned(t *testing.T) {
 		return m
 	}
 	for _, c := range []struct {
-		name    string
-		session SessionModel
-		same    bool
+		name        string
+		session     SessionModel
+		owned, same bool // SameFallbackOwned, SameFallbackWrite
 	}{
-		{"a retried write finds what it wrote", clone(written), true},
-		{"the same instant in another zone is the same write", moved(func(m *SessionModel) { m.ModelOverrideUpdatedAt = sessT0.In(time.FixedZone("x", 3600)) }), true},
-		{"a compaction meanwhile is not a move: the count is the session's", moved(func(m *SessionModel) { m.CompactionCount = 3 }), true},
-		{"a /model meanwhile is a move", UserChoice(written, gemini, "", sessT0.Add(time.Second)), false},
-		{"a re-pin after compaction is a move", moved(func(m *SessionModel) { m.AuthProfileOverrideCompactionCount = counted(3) }), false},
-		{"a pin dropped is a move", moved(func(m *SessionModel) { m.AuthProfileOverrideCompactionCount = nil }), false},
-		{"another fallback's origin is a move", moved(func(m *SessionModel) { m.ModelOverrideFallbackOriginModel = "gpt-4" }), false},
-		{"the same override written at another time is a move", moved(func(m *SessionModel) { m.ModelOverrideUpdatedAt = sessT0.Add(time.Second) }), false},
+		{"a retried write finds what it wrote", clone(written), true, true},
+		{"the same instant in another zone is the same write", moved(func(m *SessionModel) { m.ModelOverrideUpdatedAt = sessT0.In(time.FixedZone("x", 3600)) }), true, true},
+		{"a compaction meanwhile is not a move: the count is the session's", moved(func(m *SessionModel) { m.CompactionCount = 3 }), true, true},
+		{"a /model meanwhile is a move", UserChoice(written, gemini, "", sessT0.Add(time.Second)), false, false},
+		{"a re-pin after compaction is a move", moved(func(m *SessionModel) { m.AuthProfileOverrideCompactionCount = counted(3) }), false, false},
+		{"a pin dropped is a move", moved(func(m *SessionModel) { m.AuthProfileOverrideCompactionCount = nil }), false, false},
+		{"another pin is a move", moved(func(m *SessionModel) { m.AuthProfileOverride = "anthropic:b" }), false, false},
+		{"another fallback's origin is a move", moved(func(m *SessionModel) { m.ModelOverrideFallbackOriginModel = "gpt-4" }), false, false},
+		{"another fallback target is a move", FallbackWrite(SessionModel{CompactionCount: 2}, gemini, gpt5, "anthropic:a", sessT0), false, false},
+		{"the session before the write is not the write", SessionModel{CompactionCount: 2}, false, false},
+		{"the same write run again later (its first task lost) is the same write at another time", moved(func(m *SessionModel) { m.ModelOverrideUpdatedAt = sessT0.Add(3 * time.Second) }), false, true},
 	} {
-		if got := SameFallbackOwned(c.session, written); got != c.same {
+		if got := SameFallbackOwned(c.session, written); got != c.owned {
 			t.Errorf("%s: SameFallbackOwned = %v", c.name, got)
 		}
-	}
-}
-
-func TestSameFallbackWrite(t *testing.T) {
-	written := FallbackWrite(SessionModel{CompactionCount: 2}, claude, gpt5, "anthropic:a", sessT0)
-	moved := func(f func(*SessionModel)) SessionModel {
-		m := clone(written)
-		f(&m)
-		return m
-	}
-	for _, c := range []struct {
-		name    string
-		session SessionModel
-		same    bool
-	}{
-		{"the write itself", clone(written), true},
-		{"the same write run again later (its first task was lost)", moved(func(m *SessionModel) { m.ModelOverrideUpdatedAt = sessT0.Add(3 * time.Second) }), true},
-		{"a compaction meanwhile is the session's", moved(func(m *SessionModel) { m.CompactionCount = 3 }), true},
-		{"a /model meanwhile is not the write", UserChoice(written, gemini, "", sessT0.Add(time.Second)), false},
-		{"another fallback target is not the write", FallbackWrite(SessionModel{CompactionCount: 2}, gemini, gpt5, "anthropic:a", sessT0), false},
-		{"another pin is not the write", moved(func(m *SessionModel) { m.AuthProfileOverride = "anthropic:b" }), false},
-		{"another origin is not the write", moved(func(m *SessionModel) { m.ModelOverrideFallbackOriginModel = "gpt-4" }), false},
-		{"the session before the write is not the write", SessionModel{CompactionCount: 2}, false},
-	} {
 		if got := SameFallbackWrite(c.session, written); got != c.same {
 			t.Errorf("%s: SameFallbackWrite = %v", c.name, got)
 		}
