@@ -20,6 +20,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 )
 
 // newDoorWorld is newLiveWorld with serve's settings changed by set before it takes a request.
@@ -268,5 +270,44 @@ func TestKeepAliveIsAPositiveDuration(t *testing.T) {
 		if got, err := ParseKeepAlive(v); got != want || (err != nil) != (want == 0) {
 			t.Errorf("%q: %v, %v; want %v", v, got, err, want)
 		}
+	}
+}
+
+// startFails is a Temporal client whose every start fails, as one does while its cluster is down
+// or saturated.
+type startFails struct{ client.Client }
+
+func (startFails) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
+	return nil, serviceerror.NewUnavailable("frontend unreachable")
+}
+
+// A reply that cannot start is a 503 that says when to try again, on each wire, streamed or not.
+func TestAReplyThatCannotStartSaysWhenToRetry(t *testing.T) {
+	w := newDoorWorld(t, `{agents: {defaults: {model: {primary: "openai/gpt-5"}}}}`, nil,
+		func(s *server) { s.client = startFails{s.client} })
+	for _, c := range []struct{ path, body string }{
+		{"/v1/chat/completions", `{"model":"agent:main","messages":[{"role":"user","content":"hi"}]}`},
+		{"/v1/chat/completions", `{"model":"agent:main","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+		{"/v1/messages", `{"model":"agent:main","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`},
+		{"/v1/responses", `{"model":"agent:main","input":"hi","store":false}`},
+		{"/v1/responses", `{"model":"agent:main","input":"hi","background":true}`},
+	} {
+		resp, err := http.Post(w.h.URL+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "2" ||
+			!strings.Contains(string(body), "cannot start the reply: frontend unreachable") {
+			t.Errorf("%s %s: %d, Retry-After %q: %s", c.path, c.body, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}	// What the official client sees: the error, and the header it would wait for.
+	oc := openai.NewClient(option.WithBaseURL(w.h.URL+"/v1"), option.WithAPIKey("x"), option.WithMaxRetries(0))
+	_, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "agent:main",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable || apiErr.Response.Header.Get("Retry-After") != "2" {
+		t.Errorf("openai-go: %v", err)
 	}
 }

@@ -151,7 +151,7 @@ func (s *server) createResponse(w http.ResponseWriter, r *http.Request) {
 		if stream != nil {
 			stream.Close()
 		}
-		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error"})
+		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error", RetryAfter: startRetryAfter})
 		return
 	}
 	rec := responseRecord{Head: head, WorkflowID: run.GetID(), RunID: run.GetRunID(), Messages: conversation(wr)}

@@ -67,6 +67,11 @@ const DefaultTimeout = 10 * time.Minute
 
 // New is the front door: POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and
 // GET /v1/models, each request a Reply workflow.
+// startRetryAfter is the Retry-After (seconds) of a 503 for a reply that could not start
+// (Temporal unreachable or saturated): clients that honour it (the official SDKs do) pace their
+// retries instead of adding load at once.
+const startRetryAfter = 2
+
 func New(o Options) http.Handler {
 	s := &server{client: o.Client, taskQueue: o.TaskQueue, namespace: o.Namespace, token: o.Token, config: o.Config,
 		timeout: cmp.Or(o.Timeout, DefaultTimeout), content: o.Content, maxBody: o.MaxBody, hasProfile: o.HasProfile,
@@ -320,7 +325,7 @@ func (s *server) turnDecoded(w http.ResponseWriter, r *http.Request, d door, req
 	}
 	run, err := workflows.StartReply(ctx, s.client, s.taskQueue, req)
 	if err != nil {
-		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error"})
+		d.writeError(w, &wire.Error{Status: http.StatusServiceUnavailable, Message: "cannot start the reply: " + err.Error(), Type: "server_error", RetryAfter: startRetryAfter})
 		return
 	}
 	w.Header().Set("x-baton-workflow-id", run.GetID())
