@@ -302,7 +302,8 @@ func TestAReplyThatCannotStartSaysWhenToRetry(t *testing.T) {
 			!strings.Contains(string(body), "cannot start the reply: frontend unreachable") {
 			t.Errorf("%s %s: %d, Retry-After %q: %s", c.path, c.body, resp.StatusCode, resp.Header.Get("Retry-After"), body)
 		}
-	}	// What the official client sees: the error, and the header it would wait for.
+	}
+	// What the official client sees: the error, and the header it would wait for.
 	oc := openai.NewClient(option.WithBaseURL(w.h.URL+"/v1"), option.WithAPIKey("x"), option.WithMaxRetries(0))
 	_, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "agent:main",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
