@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"github.com/batonhq/baton/policy"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/workflows"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
@@ -137,18 +135,8 @@ func (b *bench) start(ctx context.Context) error {
 	// Ready when it answers a ping.
 	pctx, pcancel := context.WithTimeout(ctx, time.Minute)
 	defer pcancel()
-	var run client.WorkflowRun
-	for {
-		run, err = b.c.ExecuteWorkflow(pctx, client.StartWorkflowOptions{ID: "bench-ping", TaskQueue: taskQueue},
-			workflows.PingWorkflowName, workflows.PingInput{Message: "bench"})
-		// A fresh cluster on PostgreSQL registers its namespace as it starts; its history service
-		// learns of it a moment after the frontend answers.
-		var nf *serviceerror.NamespaceNotFound
-		if !errors.As(err, &nf) || pctx.Err() != nil {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	run, err := b.c.ExecuteWorkflow(pctx, client.StartWorkflowOptions{ID: "bench-ping", TaskQueue: taskQueue},
+		workflows.PingWorkflowName, workflows.PingInput{Message: "bench"})
 	if err == nil {
 		err = run.Get(pctx, nil)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lib/pq"
 	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
@@ -464,6 +465,40 @@ func awaitNamespace(ctx context.Context, wf workflowservice.WorkflowServiceClien
 			return fmt.Errorf("history and matching still do not know it: %w", ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
+	}
+}
+
+// awaitSearchAttributes waits until the services know the search attributes just added: on
+// PostgreSQL they are the namespace's aliases of visibility columns, which each service reads
+// from its namespace cache (refreshed every 2 s); a start that names one before then is refused
+// ("has no mapping defined for search attribute"). The frontend's is asked with a query that
+// names them; the others refresh within the same 2 s.
+func awaitSearchAttributes(ctx context.Context, wf workflowservice.WorkflowServiceClient, ns string, added map[string]enumspb.IndexedValueType) error {
+	var terms []string
+	for _, name := range slices.Sorted(maps.Keys(added)) {
+		v := "'x'"
+		switch added[name] {
+		case enumspb.INDEXED_VALUE_TYPE_INT, enumspb.INDEXED_VALUE_TYPE_DOUBLE:
+			v = "0"
+		case enumspb.INDEXED_VALUE_TYPE_BOOL:
+			v = "true"
+		case enumspb.INDEXED_VALUE_TYPE_DATETIME:
+			v = "'2000-01-01T00:00:00Z'"
+		}
+		terms = append(terms, name+" = "+v)
+	}
+	err := retry(ctx, codes.InvalidArgument, func() error {
+		_, err := wf.CountWorkflowExecutions(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns, Query: strings.Join(terms, " AND ")})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(2500 * time.Millisecond): // history's and matching's caches
+		return nil
 	}
 }
 

@@ -38,9 +38,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", for forgetMembers
 )
 
@@ -255,47 +253,6 @@ func (d *devServer) ensureSearchAttributes(conn *grpc.ClientConn) error {
 		}
 	}
 	return nil
-}
-
-// awaitSearchAttributes waits until the services know the search attributes just added: on
-// PostgreSQL they are the namespace's aliases of visibility columns, which each service reads
-// from its namespace cache (refreshed every 2 s); a start that names one before then is refused
-// ("has no mapping defined for search attribute"). The frontend's is asked with a query that
-// names them; the others refresh within the same 2 s.
-func awaitSearchAttributes(ctx context.Context, wf workflowservice.WorkflowServiceClient, ns string, added map[string]enumspb.IndexedValueType) error {
-	var terms []string
-	for _, name := range slices.Sorted(maps.Keys(added)) {
-		v := "'x'"
-		switch added[name] {
-		case enumspb.INDEXED_VALUE_TYPE_INT, enumspb.INDEXED_VALUE_TYPE_DOUBLE:
-			v = "0"
-		case enumspb.INDEXED_VALUE_TYPE_BOOL:
-			v = "true"
-		case enumspb.INDEXED_VALUE_TYPE_DATETIME:
-			v = "'2000-01-01T00:00:00Z'"
-		}
-		terms = append(terms, name+" = "+v)
-	}
-	for {
-		_, err := wf.CountWorkflowExecutions(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns, Query: strings.Join(terms, " AND ")})
-		if err == nil {
-			break
-		}
-		if c := status.Code(err); c != codes.InvalidArgument && c != codes.Unavailable {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("not known after %v: %w", 30*time.Second, err)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(2500 * time.Millisecond): // history's and matching's caches
-		return nil
-	}
 }
 
 func sqlConfig(opts *options) (*config.SQL, error) {
