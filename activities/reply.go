@@ -146,8 +146,9 @@ func (a *Activities) Attempt(ctx context.Context, req workflows.AttemptRequest) 
 	if err != nil {
 		return out, err
 	}
-	a.spend(ctx, req, &out)
-	a.keep(ctx, req, out) // before reporting: a report lost with its worker or server loses no answer
+	// Kept before reporting (a report lost with its worker or server loses no answer), with the
+	// call's spend in the same transaction.
+	a.keep(ctx, req, out, a.spend(req, &out))
 	if out.OK {
 		a.handOver(req, out)
 	}
@@ -160,29 +161,53 @@ func (a *Activities) Attempt(ctx context.Context, req workflows.AttemptRequest) 
 		return out, nil
 	}
 	// The final outcome of this route: record it here, where the answer is, instead of in a step
-	// of its own. A store failure leaves the recording to the reply, and loses no answer.
-	at := a.now()
-	stats, err := a.RecordOutcome(ctx, workflows.OutcomeRecord{Agent: req.Agent, Profile: req.Profile, Provider: req.Provider,
-		Model: req.Model, OK: out.OK, Reason: out.Reason, Hint: out.Hint, At: at})
-	if err != nil {
+	// of its own, and end the turn of a success, in one transaction with the outcome kept again
+	// with what it recorded (so that a run again records nothing twice). A store failure leaves
+	// both to the reply, and loses no answer.
+	if recorded, err := a.record(ctx, req, out); err != nil {
 		a.logger().Warn("recording the outcome failed; the reply records it", zap.String("profile", req.Profile), zap.Error(err))
-		return out, nil
+	} else {
+		out = recorded
 	}
-	out.Recorded = &stats
-	if out.OK && req.OnSuccess != nil {
-		end := *req.OnSuccess
-		end.At = at
-		if err := a.EndTurn(ctx, end); err != nil {
-			a.logger().Warn("ending the turn failed; the reply ends it", zap.String("session", end.Session), zap.Error(err))
-			return out, nil
-		}
-		out.TurnEnded = true
-	}
-	a.keep(ctx, req, out) // with what it recorded, so that a run again records nothing twice
 	if !a.NoServerWait {
 		awaitServer(ctx)
 	}
 	return out, nil
+}
+
+// record applies a route's final outcome to its profile's usage stats and ends the turn of a
+// success, all or nothing, and returns the outcome saying so.
+func (a *Activities) record(ctx context.Context, req workflows.AttemptRequest, out policy.AttemptOutcome) (policy.AttemptOutcome, error) {
+	st, err := a.store()
+	if err != nil {
+		return out, err
+	}
+	at := a.now()
+	err = st.Together(ctx, func(ctx context.Context) error {
+		stats, err := a.RecordOutcome(ctx, workflows.OutcomeRecord{Agent: req.Agent, Profile: req.Profile, Provider: req.Provider,
+			Model: req.Model, OK: out.OK, Reason: out.Reason, Hint: out.Hint, At: at})
+		if err != nil {
+			return err
+		}
+		out.Recorded = &stats
+		if out.OK && req.OnSuccess != nil {
+			end := *req.OnSuccess
+			end.At = at
+			if err := a.EndTurn(ctx, end); err != nil {
+				return fmt.Errorf("ending the turn of session %s: %w", end.Session, err)
+			}
+			out.TurnEnded = true
+		}
+		if req.Key == "" {
+			return nil
+		}
+		data, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		return st.PutAttemptOutcome(ctx, req.Key, data, true)
+	})
+	return out, err
 }
 
 // handOver gives the caller its whole answer as soon as it is kept (answer first): the reply's
@@ -250,12 +275,26 @@ func (a *Activities) kept(ctx context.Context, req workflows.AttemptRequest) (ou
 	return policy.AttemptOutcome{}, false, out.Partial
 }
 
-// keep stores an attempt's outcome under its identity; a store failure is logged, not fatal.
-func (a *Activities) keep(ctx context.Context, req workflows.AttemptRequest, out policy.AttemptOutcome) {
+// keep stores an attempt's outcome under its identity, with its spend (nil: none) in the same
+// transaction; a store failure is logged, not fatal. A spend that cannot be written loses a
+// figure, never the kept outcome: that is then kept alone.
+func (a *Activities) keep(ctx context.Context, req workflows.AttemptRequest, out policy.AttemptOutcome, spend *store.SpendRow) {
 	if req.Key == "" || a.Store == nil {
 		return
 	}
 	data, err := json.Marshal(out)
+	if err == nil && spend != nil {
+		err = a.Store.Together(ctx, func(ctx context.Context) error {
+			if err := a.Store.RecordSpend(ctx, *spend); err != nil {
+				return err
+			}
+			return a.Store.PutAttemptOutcome(ctx, req.Key, data, true)
+		})
+		if err == nil {
+			return
+		}
+		a.logger().Warn("recording the spend failed", zap.String("attempt", req.Key), zap.Error(err))
+	}
 	if err == nil {
 		err = a.Store.PutAttemptOutcome(ctx, req.Key, data, true)
 	}
@@ -613,13 +652,13 @@ func (a *Activities) turnOf(ctx context.Context, st *store.Store, req workflows.
 // ErrTurnContentMissing ends a reply whose turn content the store no longer holds.
 const ErrTurnContentMissing = "TurnContentMissing"
 
-// spend prices what the call consumed at the catalog's price now, counts it, and adds it to the
-// ledger budgets read (once per attempt identity). A ledger that cannot be written loses a
-// figure, never the answer.
-func (a *Activities) spend(ctx context.Context, req workflows.AttemptRequest, out *policy.AttemptOutcome) {
+// spend prices what the call consumed at the catalog's price now, counts it, and returns its row
+// of the ledger budgets read (once per attempt identity; nil: nothing to write), which keep
+// writes with the outcome.
+func (a *Activities) spend(req workflows.AttemptRequest, out *policy.AttemptOutcome) *store.SpendRow {
 	tokens := tokensOf(*out)
 	if tokens.IsZero() {
-		return
+		return nil
 	}
 	ref := policy.ModelRef{Provider: req.Provider, Model: req.Model}
 	sp := policy.Price(tokens, a.Config.Get().Cost(ref))
@@ -635,18 +674,12 @@ func (a *Activities) spend(ctx context.Context, req workflows.AttemptRequest, ou
 		}
 	}
 	if req.Key == "" {
-		return
+		return nil
 	}
-	st, err := a.store()
-	if err == nil {
-		// The reply is its run: a session's replies share one workflow id (its lane).
-		reply := req.Key[:max(strings.LastIndex(req.Key, "/"), 0)]
-		err = st.RecordSpend(ctx, store.SpendRow{Key: req.Key, Reply: reply, Agent: cmp.Or(req.ReplyAgent, req.Agent), Job: req.Job,
-			Provider: req.Provider, Model: req.Model, At: a.now(), Spend: sp})
-	}
-	if err != nil {
-		a.logger().Warn("recording the spend failed", zap.String("attempt", req.Key), zap.Error(err))
-	}
+	// The reply is its run: a session's replies share one workflow id (its lane).
+	reply := req.Key[:max(strings.LastIndex(req.Key, "/"), 0)]
+	return &store.SpendRow{Key: req.Key, Reply: reply, Agent: cmp.Or(req.ReplyAgent, req.Agent), Job: req.Job,
+		Provider: req.Provider, Model: req.Model, At: a.now(), Spend: sp}
 }
 
 func (a *Activities) count(req workflows.AttemptRequest, result string, reason policy.Reason) {

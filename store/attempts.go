@@ -16,19 +16,20 @@ import (
 
 // PutAttemptOutcome keeps data (the outcome's JSON) under key; final false marks a checkpoint.
 func (s *Store) PutAttemptOutcome(ctx context.Context, key string, data []byte, final bool) error {
-	ref, err := s.PutContent(ctx, data)
-	if err != nil {
-		return err
-	}
 	f := 0
 	if final {
 		f = 1
 	}
-	now := ms(s.now())
-	err = s.write(ctx, func(t *tx) error {
-		_, err := t.exec(ctx, `INSERT INTO attempt_outcomes (key, ref, final, touched_ms) VALUES (?, ?, ?, ?)
-			ON CONFLICT (key) DO UPDATE SET ref = excluded.ref, final = excluded.final, touched_ms = excluded.touched_ms`, key, ref, f, now)
-		return err
+	err := s.Together(ctx, func(ctx context.Context) error {
+		ref, err := s.PutContent(ctx, data)
+		if err != nil {
+			return err
+		}
+		return s.write(ctx, func(t *tx) error {
+			_, err := t.exec(ctx, `INSERT INTO attempt_outcomes (key, ref, final, touched_ms) VALUES (?, ?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET ref = excluded.ref, final = excluded.final, touched_ms = excluded.touched_ms`, key, ref, f, ms(s.now()))
+			return err
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("keeping the outcome of attempt %s: %w", key, err)

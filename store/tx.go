@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -49,6 +50,9 @@ type tx struct {
 	d    dialect
 	conn *sql.Conn // SQLite
 	tx   *sql.Tx   // PostgreSQL
+	// failed is the first error of a write joined to this transaction (Together): the whole
+	// transaction rolls back even if that write's caller carries on.
+	failed error
 }
 
 func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -78,8 +82,34 @@ func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error
 // beforeCommit lets the crash-safety test kill the process between writing and committing.
 var beforeCommit func()
 
-// write runs fn in one transaction and commits it, or rolls everything back on error.
+// txKey carries the transaction Together opened for a store.
+type txKey struct{ s *Store }
+
+// Together runs fn with a context under which every write of this store joins one transaction,
+// committed when fn returns nil: all of them land, or none (an error of any of them rolls back
+// the others, even if its caller carries on; ErrUnchanged, which writes nothing, does not). A commit per step is most of what a step costs.
+// Reads outside a write do not see the writes before the commit.
+func (s *Store) Together(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, ok := ctx.Value(txKey{s}).(*tx); ok {
+		return fn(ctx)
+	}
+	return s.write(ctx, func(t *tx) error {
+		if err := fn(context.WithValue(ctx, txKey{s}, t)); err != nil {
+			return err
+		}
+		return t.failed
+	})
+}
+
+// write runs fn in one transaction and commits it, or rolls everything back on error; under
+// Together, in Together's transaction.
 func (s *Store) write(ctx context.Context, fn func(*tx) error) (err error) {
+	if t, ok := ctx.Value(txKey{s}).(*tx); ok {
+		if err = fn(t); err != nil && t.failed == nil && !errors.Is(err, ErrUnchanged) {
+			t.failed = err
+		}
+		return err
+	}
 	t := &tx{d: s.d}
 	if s.d.name == "postgres" {
 		if t.tx, err = s.db.BeginTx(ctx, nil); err != nil {
