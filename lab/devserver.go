@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/logging"
 	"go.temporal.io/sdk/client"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
@@ -114,16 +115,23 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		clientLog = logging.SDK(opts.Logger)
 	}
 	defer logFile.Close()
+	// Compressed as baton's own clients to this server are, so that what a test or the bench's
+	// floors measure beside them is alike.
+	compression, err := env.Compression(os.Getenv(env.EnvCompression), hostPort)
+	if err != nil {
+		return nil, err
+	}
 	dev, err := sdktestsuite.StartDevServer(ctx, sdktestsuite.DevServerOptions{
-		ExistingPath:  path,
-		ClientOptions: &client.Options{HostPort: hostPort, Namespace: "default", Logger: clientLog},
-		DBFilename:    opts.DBFilename,
-		EnableUI:      opts.UI,
-		UIPort:        opts.UIPort,
-		LogLevel:      "warn",
-		ExtraArgs:     opts.Args,
-		Stdout:        logFile,
-		Stderr:        logFile,
+		ExistingPath: path,
+		ClientOptions: &client.Options{HostPort: hostPort, Namespace: "default", Logger: clientLog,
+			ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression}},
+		DBFilename: opts.DBFilename,
+		EnableUI:   opts.UI,
+		UIPort:     opts.UIPort,
+		LogLevel:   "warn",
+		ExtraArgs:  opts.Args,
+		Stdout:     logFile,
+		Stderr:     logFile,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w\n%s", path, err, tail(logFile.Name(), 20))

@@ -55,7 +55,8 @@ func (t *temporalFlags) validate(set map[string]bool) error {
 	if t.TaskQueue == "" {
 		return errors.New("--task-queue / BATON_TASK_QUEUE: empty")
 	}
-	return nil
+	_, err := t.GrpcCompression()
+	return err
 }
 
 // clientOptions are the options of every client the CLI makes: with BATON_PAYLOAD_KEY (and
@@ -65,12 +66,17 @@ func (t *temporalFlags) clientOptions() (client.Options, error) {
 	if err != nil {
 		return client.Options{}, err
 	}
+	compression, err := t.GrpcCompression()
+	if err != nil {
+		return client.Options{}, err
+	}
 	logger := logging.Discard
 	if t.logger != nil {
 		logger = logging.SDK(t.logger)
 	}
 	return client.Options{HostPort: dial.Target(t.Address), Namespace: t.Namespace, Logger: logger,
-		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors, Identity: t.identity, MetricsHandler: t.metrics}, nil
+		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors, Identity: t.identity, MetricsHandler: t.metrics,
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression}}, nil
 }
 
 // dial connects, retrying until ctx ends so that a command run right after the server starts

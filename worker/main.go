@@ -111,13 +111,15 @@ func run(args []string, lookup envconfig.Lookuper, stderr io.Writer, interrupt <
 		case <-dialCtx.Done():
 		}
 	}()
+	compression, _ := cfg.GrpcCompression() // checked with the rest of cfg
 	c, err := dial.Dial(dialCtx, n.Client(client.Options{
-		DataConverter:    conv.Data,
-		FailureConverter: conv.Failure,
-		Identity:         identity,
-		HostPort:         dial.Target(cfg.Address),
-		Namespace:        cfg.Namespace,
-		Logger:           logging.SDK(logger),
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression},
+		DataConverter:     conv.Data,
+		FailureConverter:  conv.Failure,
+		Identity:          identity,
+		HostPort:          dial.Target(cfg.Address),
+		Namespace:         cfg.Namespace,
+		Logger:            logging.SDK(logger),
 	}), connectTimeout, func(msg string) { logger.Warn(msg) })
 	interrupted := dialCtx.Err() != nil
 	stopDial()
@@ -189,6 +191,8 @@ Environment:
                       nodes: round-robin over those that answer; default 127.0.0.1:7233)
   TEMPORAL_NAMESPACE  namespace (default "default")
   BATON_TASK_QUEUE    task queue to poll (default "baton")
+  BATON_GRPC_COMPRESSION  gRPC compression to Temporal: auto (default: none when every address
+                      is this host or a private IP, gzip otherwise), gzip or none
   BATON_STORE         sqlite://PATH or postgres://... (default sqlite://./.baton/baton.db)
   BATON_STORE_MAX_CONNS  a PostgreSQL store's connections from this process (default 16)
   BATON_CONFIG        OpenClaw-shaped JSON5 config file (optional)

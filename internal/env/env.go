@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/internal/codec"
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/sethvargo/go-envconfig"
+	"go.temporal.io/sdk/client"
 )
 
 // Temporal says where the Temporal frontend is and which task queue baton's workers poll.
@@ -22,6 +23,13 @@ type Temporal struct {
 	Address   string `env:"TEMPORAL_ADDRESS, default=127.0.0.1:7233"`
 	Namespace string `env:"TEMPORAL_NAMESPACE, default=default"`
 	TaskQueue string `env:"BATON_TASK_QUEUE, default=baton"`
+	// Compression is the gRPC compression to Temporal (see Compression): auto, gzip or none.
+	Compression string `env:"BATON_GRPC_COMPRESSION, default=auto"`
+}
+
+// GrpcCompression is the client's compression under BATON_GRPC_COMPRESSION for its address.
+func (t Temporal) GrpcCompression() (client.GrpcCompression, error) {
+	return Compression(t.Compression, t.Address)
 }
 
 // DefaultStore is where baton keeps secrets, auth state and sessions when BATON_STORE is unset.
@@ -170,7 +178,8 @@ func (t Temporal) Validate() error {
 	if strings.TrimSpace(t.TaskQueue) == "" {
 		return fmt.Errorf("BATON_TASK_QUEUE: empty")
 	}
-	return nil
+	_, err := t.GrpcCompression()
+	return err
 }
 
 // Validate checks each setting and names the variable of the first bad one.

@@ -17,7 +17,7 @@ func TestLoadWorkerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Worker{
-		Temporal:         Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "baton"},
+		Temporal:         Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "baton", Compression: "auto"},
 		Store:            DefaultStore,
 		LogLevel:         "info",
 		LogFormat:        "json",
@@ -53,6 +53,8 @@ func TestLoadWorkerNamesTheBadVariable(t *testing.T) {
 		{"a list with a bad entry", map[string]string{"TEMPORAL_ADDRESS": "a:7233,b"}, "TEMPORAL_ADDRESS"},
 		{"an empty namespace", map[string]string{"TEMPORAL_NAMESPACE": " "}, "TEMPORAL_NAMESPACE"},
 		{"an empty task queue", map[string]string{"BATON_TASK_QUEUE": ""}, "BATON_TASK_QUEUE"},
+		{"a compression gRPC has not", map[string]string{"BATON_GRPC_COMPRESSION": "zstd"}, `BATON_GRPC_COMPRESSION: "zstd" is not auto, gzip or none`},
+		{"no compression", map[string]string{"BATON_GRPC_COMPRESSION": "none"}, ""},
 		{"a store with an unknown scheme", map[string]string{"BATON_STORE": "mysql://db"}, `BATON_STORE: unknown scheme "mysql"`},
 		{"a store that is a bare path", map[string]string{"BATON_STORE": "./baton.db"}, "BATON_STORE"},
 		{"a store with no database", map[string]string{"BATON_STORE": "sqlite://"}, "BATON_STORE"},
