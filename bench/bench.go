@@ -226,6 +226,9 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 		}
 	}
 
+	if err := b.callFloors(ctx); err != nil {
+		return nil, err
+	}
 	primaryCalls, err := b.outage(ctx)
 	if err != nil {
 		return nil, err
@@ -279,6 +282,10 @@ func (b *bench) run(ctx context.Context) (*Results, error) {
 			fmt.Sprintf("the regular-activity floor: as floor_rps, with one no-op regular activity (started eagerly by the same worker) instead of the local one: a reply's shape, %d in flight", o.InFlight)),
 		measured("floor_regular_p50_ms", b.raw["floor_regular_p50_ms"], "ms",
 			fmt.Sprintf("p50 time from start to completion of a regular-activity floor workflow with %d in flight", o.InFlight)),
+		measured("floor_happy_ratio", b.raw["floor_call_p50_ms"]/b.raw["floor_call_direct_p50_ms"], "",
+			"the latency floor under happy_ratio and failover_ratio: p50 of the same call made by a workflow of a reply's shape (one regular activity that makes the call; a worker in the bench process), started by a client and timed to its completion ÷ p50 of the call made directly"),
+		measured("floor_answer_first_ratio", b.raw["floor_answer_first_p50_ms"]/b.raw["floor_call_direct_p50_ms"], "",
+			"the latency floor under serve_happy_ratio: as floor_happy_ratio, started eagerly by the worker's own client and timed to the moment the call returns (answer first) ÷ p50 of the call made directly"),
 		measured("p99_overhead_ms", b.raw["inflight_p99_ms"]-directP50, "ms",
 			fmt.Sprintf("p99 reply latency with %d in flight − p50 of a direct call (no goal of its own: reported beside throughput)", o.InFlight)),
 		figure("worker_rss_mb", rss, "MB", 200, "<=",

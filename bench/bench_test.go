@@ -31,6 +31,7 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 	want := map[string]string{"happy_ratio": "<=", "failover_ratio": "<=", "outage_primary_attempts": "<=", "silent_failover_s": "<=",
 		"events_happy": "<=", "events_per_extra_attempt": "<=", "throughput_rps": ">=", "throughput_ratio": ">=", "engine_ratio": ">=",
 		"floor_rps": "", "floor_p50_ms": "", "floor_regular_rps": "", "floor_regular_p50_ms": "", "p99_overhead_ms": "",
+		"floor_happy_ratio": "", "floor_answer_first_ratio": "",
 		"worker_rss_mb": "<=", "ttft_ratio": "<=", "events_streamed": "<=", "serve_happy_ratio": "<="}
 	if len(res.Figures) != len(want) {
 		t.Errorf("%d figures, want %d", len(res.Figures), len(want))
@@ -74,6 +75,16 @@ func TestBenchMeasuresEveryFigure(t *testing.T) {
 		if floor.Value <= 0 || p50.Value <= 0 || res.Raw[c.floor+"_p50_ms"] <= 0 || ratio.Value <= 0 || ratio.Value != rps.Value/floor.Value {
 			t.Errorf("%s %v/s (p50 %v ms), replies %v/s, %s %v", c.floor, floor.Value, p50.Value, rps.Value, c.ratio, ratio.Value)
 		}
+	}
+	// The latency floors made the call (a workflow cannot answer before its call returns) and the
+	// answer-first one did not wait for its workflow's completion.
+	for _, name := range []string{"floor_happy_ratio", "floor_answer_first_ratio"} {
+		if f, _ := res.Figure(name); f.Value < 0.9 {
+			t.Errorf("%s %v: faster than the call it makes", name, f.Value)
+		}
+	}
+	if res.Raw["floor_answer_first_p50_ms"] >= res.Raw["floor_call_p50_ms"] {
+		t.Errorf("answer first %v ms, through completion %v ms", res.Raw["floor_answer_first_p50_ms"], res.Raw["floor_call_p50_ms"])
 	}
 	if f, _ := res.Figure("worker_rss_mb"); f.Value <= 0 {
 		t.Errorf("worker RSS %v", f.Value)
