@@ -37,6 +37,10 @@ type Activities struct {
 	// NoServerWait: a finished attempt does not wait for an unreachable server before it reports
 	// (the SDK's test environment of simulate has no server to ask).
 	NoServerWait bool
+	// ServerUp, when it says so, lets a finished attempt report at once: its client has a
+	// connection to the server open (dial.Link). Otherwise (or when nil) the attempt asks the
+	// server's health first, and waits for it.
+	ServerUp func() bool
 }
 
 func (a *Activities) now() time.Time {

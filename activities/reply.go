@@ -155,9 +155,7 @@ func (a *Activities) Attempt(ctx context.Context, req workflows.AttemptRequest) 
 	if policy.WillRetry(out, req.Retries, req.RetryMaxWait) || out.Mismatch || out.PrefillRejected {
 		// Retried in place, or (a continuation's mismatch, a refused prefill) not the profile's
 		// doing: nothing is recorded against it.
-		if !a.NoServerWait {
-			awaitServer(ctx)
-		}
+		a.awaitServer(ctx)
 		return out, nil
 	}
 	// The final outcome of this route: record it here, where the answer is, instead of in a step
@@ -169,9 +167,7 @@ func (a *Activities) Attempt(ctx context.Context, req workflows.AttemptRequest) 
 	} else {
 		out = recorded
 	}
-	if !a.NoServerWait {
-		awaitServer(ctx)
-	}
+	a.awaitServer(ctx)
 	return out, nil
 }
 
@@ -234,7 +230,11 @@ func (a *Activities) handOver(req workflows.AttemptRequest, out policy.AttemptOu
 // awaitServer holds a finished attempt until its server answers, for up to the heartbeat
 // timeout: the SDK gives a report 10 s, and a server that is away longer would lose it (the
 // kept outcome makes a run again free, but one report is cheaper than a timeout and a run again).
-func awaitServer(ctx context.Context) {
+// While the client's connection is open (ServerUp), it reports at once.
+func (a *Activities) awaitServer(ctx context.Context) {
+	if a.NoServerWait || (a.ServerUp != nil && a.ServerUp()) {
+		return
+	}
 	c := activity.GetClient(ctx)
 	if c == nil {
 		return

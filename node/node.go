@@ -17,6 +17,7 @@ import (
 
 	"github.com/batonhq/baton/activities"
 	"github.com/batonhq/baton/internal/codec"
+	"github.com/batonhq/baton/internal/dial"
 	"github.com/batonhq/baton/internal/env"
 	"github.com/batonhq/baton/internal/live"
 	"github.com/batonhq/baton/internal/metrics"
@@ -28,6 +29,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 )
 
 // Options say where a node's parts come from. The names (StoreName, ConfigName) are how the
@@ -58,6 +60,9 @@ type Node struct {
 	// Warning is a setting that still left a working default (a bad skip cache TTL): the process
 	// says it and goes on.
 	Warning error
+	// Link watches the connections of the client made with Client or DialOption (nil before
+	// either): a finished attempt of this node reports at once while one is open.
+	Link *dial.Link
 
 	configFile string
 	loaded     time.Time
@@ -168,13 +173,22 @@ func (n *Node) Watch(ctx context.Context) {
 func (n *Node) Client(o client.Options) client.Options {
 	o.MetricsHandler = n.Metrics.SDK()
 	o.Interceptors = append(o.Interceptors, n.Tracing.ClientInterceptors()...)
+	o.ConnectionOptions.DialOptions = append(o.ConnectionOptions.DialOptions, n.DialOption())
 	return o
+}
+
+// DialOption lets n.Link watch the connections of the client it goes on.
+func (n *Node) DialOption() grpc.DialOption {
+	if n.Link == nil {
+		n.Link = &dial.Link{}
+	}
+	return n.Link.DialOption()
 }
 
 // Activities are the node's activities, named identity in histories.
 func (n *Node) Activities(identity string) activities.Activities {
 	return activities.Activities{Identity: identity, Logger: cmp.Or(n.Logger, zap.NewNop()), Store: n.Store, Config: n.Config,
-		Limits: n.Limits, Metrics: n.Metrics}
+		Limits: n.Limits, Metrics: n.Metrics, ServerUp: func() bool { return n.Link.Up() }}
 }
 
 // Worker is a worker of the shared task queue with every workflow and activity registered, not

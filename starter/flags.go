@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 )
 
 // temporalFlags are the connection flags every command that talks to Temporal takes. Their
@@ -31,6 +32,8 @@ type temporalFlags struct {
 	metrics client.MetricsHandler
 	// logger receives the SDK's log (serve runs workflows and attempts); discarded when nil.
 	logger *zap.Logger
+	// dialOptions go on the client's connection (serve's node watching it).
+	dialOptions []grpc.DialOption
 }
 
 func (t *temporalFlags) register(fs *flag.FlagSet) {
@@ -76,7 +79,7 @@ func (t *temporalFlags) clientOptions() (client.Options, error) {
 	}
 	return client.Options{HostPort: dial.Target(t.Address), Namespace: t.Namespace, Logger: logger,
 		DataConverter: conv.Data, FailureConverter: conv.Failure, Interceptors: t.interceptors, Identity: t.identity, MetricsHandler: t.metrics,
-		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression}}, nil
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression, DialOptions: t.dialOptions}}, nil
 }
 
 // dial connects, retrying until ctx ends so that a command run right after the server starts

@@ -21,6 +21,7 @@ import (
 	"github.com/batonhq/baton/node"
 	"github.com/batonhq/baton/serve"
 	"github.com/batonhq/baton/ui"
+	"google.golang.org/grpc"
 )
 
 // runServe is `baton serve`: the front door (package serve) with its flags, and the workers it
@@ -93,7 +94,7 @@ func runServe(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	go n.Watch(ctx)
 	tf.identity, tf.logger = opts.Identity, logger
-	tf.interceptors, tf.metrics = n.Tracing.ClientInterceptors(), n.Metrics.SDK()
+	tf.interceptors, tf.metrics, tf.dialOptions = n.Tracing.ClientInterceptors(), n.Metrics.SDK(), []grpc.DialOption{n.DialOption()}
 	// A server that is not up yet is waited for (BATON_CONNECT_TIMEOUT), saying so.
 	c, err := tf.dialWaiting(ctx, func(msg string) { fmt.Fprintln(errOut, "baton serve: "+msg) })
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/dial"
 	"github.com/batonhq/baton/internal/logging"
 	"github.com/batonhq/baton/lab"
 	"github.com/batonhq/baton/lab/fakeprovider"
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"google.golang.org/grpc"
 )
 
 // The Temporal server restarts (on its database file) while a reply waits on a slow provider:
@@ -116,11 +118,17 @@ func serverAwayWhileAnswering(t *testing.T, req workflows.ReplyRequest) {
 		{Match: fakeprovider.Match{Provider: "openai"}, Respond: []fakeprovider.Response{{DelayMs: 2000, Text: "paid for once"}}},
 		{Match: fakeprovider.Match{Provider: "anthropic"}, Respond: []fakeprovider.Response{{Text: "a second purchase"}}},
 	})
-	c, err := client.Dial(client.Options{HostPort: hostPort, Logger: discardLogger()})
+	// As baton-worker's node does: the attempt reports at once while the connection is open, and
+	// waits for the server once it is gone.
+	link := &dial.Link{}
+	opts := client.Options{HostPort: hostPort, Logger: discardLogger()}
+	opts.ConnectionOptions.DialOptions = []grpc.DialOption{link.DialOption()}
+	c, err := client.Dial(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	w.Acts.ServerUp = link.Up
 	tq := testsuite.TaskQueue(t)
 	wk := worker.New(c, tq, registry.WorkerOptions(0))
 	registry.Register(wk, w.Acts)

@@ -113,3 +113,43 @@ func TestSeveralFrontendsServeWhileOneIsDown(t *testing.T) {
 		}
 	}
 }
+
+// A Link sees the client's connection open while its server runs, and closed once the server is
+// gone: a finished attempt then waits for the server instead of reporting into nothing.
+func TestALinkSeesTheServerGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Temporal dev server: `make test` runs it")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := lab.StartServer(ctx, lab.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	var link *Link
+	if link.Up() {
+		t.Fatal("a nil Link is up")
+	}
+	link = &Link{}
+	opts := client.Options{HostPort: srv.HostPort(), Namespace: "default", Logger: logging.Discard}
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, link.DialOption())
+	c, err := Dial(ctx, opts, 30*time.Second, nil)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil || !link.Up() {
+		t.Fatalf("connected: up %v, %v", link.Up(), err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for link.Up() && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if link.Up() {
+		t.Error("the server stopped 10 s ago and the link is still up")
+	}
+}
