@@ -293,7 +293,7 @@ func (a *Activities) keep(ctx context.Context, req workflows.AttemptRequest, out
 		if err == nil {
 			return
 		}
-		a.logger().Warn("recording the spend failed", zap.String("attempt", req.Key), zap.Error(err))
+		a.logger().Warn("recording the spend with the outcome failed; keeping the outcome alone", zap.String("attempt", req.Key), zap.Error(err))
 	}
 	if err == nil {
 		err = a.Store.PutAttemptOutcome(ctx, req.Key, data, true)

@@ -84,16 +84,7 @@ func TestDialWaitsForAServerStartedLater(t *testing.T) {
 // A TEMPORAL_ADDRESS naming several frontends connects while one of them is down: calls go to
 // the one that answers.
 func TestSeveralFrontendsServeWhileOneIsDown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the Temporal dev server: `make test` runs it")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := lab.StartServer(ctx, lab.ServerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	ctx, srv := aServer(t)
 	down, err := lab.FreeHostPort()
 	if err != nil {
 		t.Fatal(err)
@@ -117,16 +108,7 @@ func TestSeveralFrontendsServeWhileOneIsDown(t *testing.T) {
 // A Link sees the client's connection open while its server runs, and closed once the server is
 // gone: a finished attempt then waits for the server instead of reporting into nothing.
 func TestALinkSeesTheServerGo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the Temporal dev server: `make test` runs it")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := lab.StartServer(ctx, lab.ServerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	ctx, srv := aServer(t)
 	var link *Link
 	if link.Up() {
 		t.Fatal("a nil Link is up")
@@ -152,4 +134,20 @@ func TestALinkSeesTheServerGo(t *testing.T) {
 	if link.Up() {
 		t.Error("the server stopped 10 s ago and the link is still up")
 	}
+}
+
+// aServer starts a dev server for the test, stopped at its end (a test may stop it before).
+func aServer(t *testing.T) (context.Context, *lab.Server) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the Temporal dev server: `make test` runs it")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	srv, err := lab.StartServer(ctx, lab.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	return ctx, srv
 }
