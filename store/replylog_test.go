@@ -69,6 +69,7 @@ func countQueries(t *testing.T, s *Store, url string) *atomic.Int64 {
 	n := new(atomic.Int64)
 	old := s.db
 	s.db = sql.OpenDB(countingConnector{drv: old.Driver(), dsn: dsnOf(url), n: n})
+	s.closeStatements() // prepared on the old database
 	t.Cleanup(func() { old.Close() })
 	return n
 }
@@ -85,7 +86,7 @@ func (c countingConnector) Connect(context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	// Without QueryerContext database/sql would prepare each query, and none would be counted.
-	for _, ok := range []bool{is[driver.QueryerContext](conn), is[driver.ExecerContext](conn), is[driver.ConnBeginTx](conn)} {
+	for _, ok := range []bool{is[driver.QueryerContext](conn), is[driver.ExecerContext](conn), is[driver.ConnBeginTx](conn), is[driver.ConnPrepareContext](conn)} {
 		if !ok {
 			conn.Close()
 			return nil, fmt.Errorf("counting queries: driver %T lacks an interface the counter relies on", conn)
@@ -106,6 +107,29 @@ type countingConn struct {
 func (c countingConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
 	c.n.Add(1)
 	return c.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
+}
+
+// PrepareContext counts the queries of a prepared statement too (the store prepares SQLite's).
+func (c countingConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	st, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return countingStmt{st, c.n}, nil
+}
+
+type countingStmt struct {
+	driver.Stmt
+	n *atomic.Int64
+}
+
+func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.n.Add(1)
+	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}
+
+func (s countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
 }
 
 func (c countingConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {

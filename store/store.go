@@ -126,6 +126,8 @@ type Store struct {
 	secret *secretKey
 	// now stamps content rows (time.Now; tests move it).
 	now func() time.Time
+	// stmts are SQLite's prepared read statements.
+	stmts statements
 }
 
 // Options tune Open.
@@ -252,7 +254,10 @@ func redact(url string) string {
 }
 
 // Close releases the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.closeStatements()
+	return s.db.Close()
+}
 
 // Backend names the database kind: "sqlite" or "postgres".
 func (s *Store) Backend() string { return s.d.name }

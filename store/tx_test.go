@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -80,6 +81,35 @@ func TestWritesTogetherLandTogetherOrNotAtAll(t *testing.T) {
 			return boom
 		}); !errors.Is(err, boom) || spent() != 1.0 {
 			t.Errorf("fn failed: %v, spent %v", err, spent())
+		}
+	})
+}
+
+// SQLite's reads are prepared once and kept, up to a bound (a query built from a filter may be
+// new each time); what is past it still runs.
+func TestReadsArePreparedOnceUpToABound(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		for round := range 2 {
+			for i := range maxStatements + 20 {
+				var got int
+				if err := s.queryRow(ctx, fmt.Sprintf("SELECT %d + ?", i), 1).Scan(&got); err != nil || got != i+1 {
+					t.Fatalf("round %d, query %d: %d %v", round, i, got, err)
+				}
+			}
+		}
+		want := int32(maxStatements)
+		if s.d.name != "sqlite" {
+			want = 0 // pgx keeps its own
+		}
+		if n := s.stmts.n.Load(); n != want {
+			t.Errorf("%d statements kept, want %d", n, want)
+		}
+		s.closeStatements()
+		left := 0
+		s.stmts.m.Range(func(any, any) bool { left++; return true })
+		if left != 0 {
+			t.Errorf("%d statements kept after closing them", left)
 		}
 	})
 }
