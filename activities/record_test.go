@@ -21,28 +21,11 @@ import (
 // answer is kept either way, with its spend.
 func TestAnAttemptRecordsAndEndsItsTurnAllOrNothing(t *testing.T) {
 	const secret = "sk-record-test-0123456789"
-	fake := fakeprovider.New([]fakeprovider.Rule{
+	acts, path := attemptsOn(t, []fakeprovider.Rule{
 		{Match: fakeprovider.Match{}, Respond: []fakeprovider.Response{{Text: "recorded", Finish: "stop",
 			Usage: &fakeprovider.Usage{Input: 12, Output: 3}}}},
-	}, map[string]string{secret: "openai:work"})
-	if err := fake.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer fake.Close()
-	cfg := policy.DefaultConfig()
-	cfg.Providers["openai"] = policy.ProviderConfig{ID: "openai", BaseURL: fake.BaseURL("openai", false), API: provider.APIOpenAICompletions}
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "baton.db")
-	st, err := store.Open(ctx, "sqlite://"+path, store.Options{LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	for _, id := range []string{"openai:work", "openai:other"} {
-		if err := st.PutCredential(ctx, "main", store.Credential{ID: id, Provider: "openai", Type: "api_key", Key: secret}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	}, secret, "openai:work", "openai:other")
+	st, ctx := acts.Store, context.Background()
 	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +34,6 @@ func TestAnAttemptRecordsAndEndsItsTurnAllOrNothing(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO sessions (key, agent, data_json, version, updated_at_ms) VALUES ('spoilt', 'main', 'not json', 1, 0)`); err != nil {
 		t.Fatal(err)
 	}
-	acts := &Activities{Store: st, Config: StaticConfig(cfg), NoServerWait: true}
 	at := time.Now()
 
 	for _, c := range []struct{ session, profile string }{{"fine", "openai:work"}, {"spoilt", "openai:other"}} {
@@ -103,4 +85,31 @@ func TestAnAttemptRecordsAndEndsItsTurnAllOrNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// attemptsOn is Activities on a store of their own (at the path it returns) holding profiles, each
+// with secret, whose openai provider is a fake answering by rules (which knows secret as the first
+// profile's).
+func attemptsOn(t *testing.T, rules []fakeprovider.Rule, secret string, profiles ...string) (*Activities, string) {
+	t.Helper()
+	fake := fakeprovider.New(rules, map[string]string{secret: profiles[0]})
+	if err := fake.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Close() })
+	cfg := policy.DefaultConfig()
+	cfg.Providers["openai"] = policy.ProviderConfig{ID: "openai", BaseURL: fake.BaseURL("openai", false), API: provider.APIOpenAICompletions}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "baton.db")
+	st, err := store.Open(ctx, "sqlite://"+path, store.Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for _, id := range profiles {
+		if err := st.PutCredential(ctx, "main", store.Credential{ID: id, Provider: "openai", Type: "api_key", Key: secret}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &Activities{Store: st, Config: StaticConfig(cfg), NoServerWait: true}, path
 }

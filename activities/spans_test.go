@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/batonhq/baton/lab/fakeprovider"
 	"github.com/batonhq/baton/policy"
-	"github.com/batonhq/baton/provider"
-	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/workflows"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -32,30 +29,14 @@ func TestAttemptSpanNamesRouteAndOutcome(t *testing.T) {
 		answer = "an answer that must not be traced"
 		reply  = "Rate limit reached for requests"
 	)
-	fake := fakeprovider.New([]fakeprovider.Rule{
+	acts, _ := attemptsOn(t, []fakeprovider.Rule{
 		{Match: fakeprovider.Match{Model: "limited"}, Respond: []fakeprovider.Response{{Status: 429,
 			Headers: map[string]string{"retry-after": "3600"},
 			Body:    `{"error":{"message":"` + reply + `","type":"requests","code":"rate_limit_exceeded"}}`}}},
 		{Match: fakeprovider.Match{}, Respond: []fakeprovider.Response{{Text: answer, Finish: "stop",
 			Usage: &fakeprovider.Usage{Input: 12, Output: 3}}}},
-	}, map[string]string{secret: "openai:work"})
-	if err := fake.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer fake.Close()
-	cfg := policy.DefaultConfig()
-	cfg.Providers["openai"] = policy.ProviderConfig{ID: "openai", BaseURL: fake.BaseURL("openai", false), API: provider.APIOpenAICompletions}
+	}, secret, "openai:work")
 	ctx := context.Background()
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "baton.db"),
-		store.Options{LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.PutCredential(ctx, "main", store.Credential{ID: "openai:work", Provider: "openai", Type: "api_key", Key: secret}); err != nil {
-		t.Fatal(err)
-	}
-	acts := &Activities{Store: st, Config: StaticConfig(cfg), NoServerWait: true}
 
 	cases := []struct {
 		name, model string
