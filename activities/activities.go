@@ -34,14 +34,15 @@ type Activities struct {
 	// Streams holds the live callers of a front door that runs attempts itself (serve, baton
 	// reply); nil in the shared worker.
 	Streams *live.Hub
-	// NoServerWait: a finished attempt does not wait for an unreachable server before it reports
-	// (the SDK's test environment of simulate has no server to ask).
-	NoServerWait bool
 	// ServerUp, when it says so, lets a finished attempt report at once: its client has a
-	// connection to the server open (dial.Link). Otherwise (or when nil) the attempt asks the
-	// server's health first, and waits for it.
+	// connection to the server open (dial.Link), or there is no server to wait for (NoServer).
+	// Otherwise (or when nil) the attempt asks the server's health first, and waits for it.
 	ServerUp func() bool
 }
+
+// NoServer is ServerUp where activities run without a server to ask (simulate's SDK test
+// environment): a finished attempt never waits.
+func NoServer() bool { return true }
 
 func (a *Activities) now() time.Time {
 	if a.Now != nil {

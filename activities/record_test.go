@@ -111,5 +111,5 @@ func attemptsOn(t *testing.T, rules []fakeprovider.Rule, secret string, profiles
 			t.Fatal(err)
 		}
 	}
-	return &Activities{Store: st, Config: StaticConfig(cfg), NoServerWait: true}, path
+	return &Activities{Store: st, Config: StaticConfig(cfg), ServerUp: NoServer}, path
 }

@@ -232,7 +232,7 @@ func (a *Activities) handOver(req workflows.AttemptRequest, out policy.AttemptOu
 // kept outcome makes a run again free, but one report is cheaper than a timeout and a run again).
 // While the client's connection is open (ServerUp), it reports at once.
 func (a *Activities) awaitServer(ctx context.Context) {
-	if a.NoServerWait || (a.ServerUp != nil && a.ServerUp()) {
+	if a.ServerUp != nil && a.ServerUp() {
 		return
 	}
 	c := activity.GetClient(ctx)

@@ -144,7 +144,7 @@ func Run(ctx context.Context, sc *Scenario) (*Output, error) {
 		return nil, fmt.Errorf("env: skip TTL: %w", err)
 	}
 	// What an attempt records itself is stamped on the scenario clock, as the workflow's own steps are.
-	acts := &activities.Activities{Identity: "simulate", Store: st, Config: src, Limits: lim, Now: fake.Now, NoServerWait: true}
+	acts := &activities.Activities{Identity: "simulate", Store: st, Config: src, Limits: lim, Now: fake.Now, ServerUp: activities.NoServer}
 
 	out := &Output{Name: sc.Name}
 	clock := newTurnClock(sc.Start)

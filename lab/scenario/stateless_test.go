@@ -120,7 +120,7 @@ func playOutage(t *testing.T, outage fakeprovider.Response, lasts, every time.Du
 	lab.PointAtFake(cfg, fake, []store.Credential{cred})
 	src := &activities.ConfigSource{}
 	src.Set(cfg)
-	acts := &activities.Activities{Identity: "test", Store: st, Config: src, Limits: activities.DefaultLimits(), Now: fake.Now, NoServerWait: true}
+	acts := &activities.Activities{Identity: "test", Store: st, Config: src, Limits: activities.DefaultLimits(), Now: fake.Now, ServerUp: activities.NoServer}
 
 	gpt5, mini := policy.ModelRef{Provider: "openai", Model: "gpt-5"}, policy.ModelRef{Provider: "openai", Model: "gpt-5-mini"}
 	var turns []playedTurn
